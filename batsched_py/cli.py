@@ -1,0 +1,185 @@
+"""``batsched-py``: the command line.  Each sub-command is a thin shell over a library call."""
+import argparse
+import json
+import sys
+from importlib import import_module
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from . import __version__
+
+# Tools with their own parsers, mounted as sub-commands: name -> (module, one-line help).
+DELEGATED = {
+    "emulate": ("batsched_py.emulator.cli", "run the Batsim emulator as a drop-in `batsim` (REQ side, Batsim's flags)"),
+    "swf2json": ("batsched_py.workloads.cli", "convert, clean, slice and characterise SWF traces into Batsim workloads"),
+    "platform": ("batsched_py.platforms.cli", "generate energy-aware cluster platforms, upgrade Batsim 3 platforms"),
+    "metrics": ("batsched_py.metrics.cli", "compute scheduling and energy metrics from Batsim output files"),
+    "plot": ("batsched_py.plots.cli", "draw Gantt charts, power/state timelines, CDFs and comparisons"),
+}
+
+
+class CliError(Exception):
+    """A user-facing failure: printed as one line, exit code 2."""
+
+
+def _known_errors() -> tuple[type[BaseException], ...]:
+    # Every error type that already names what and where; anything else is a bug and keeps its traceback.
+    from .protocol import ProtocolError
+    from .scheduler import DecisionError, PowerModelError, SessionError
+    from .scheduler.registry import UnknownSchedulerError
+    from .transport.zmq_server import PeerTimeout, SchedulerFailure
+    errors: list[type[BaseException]] = [CliError, ProtocolError, DecisionError, SessionError, PowerModelError,
+                                         UnknownSchedulerError, PeerTimeout, SchedulerFailure, OSError]
+    for module, names in (("batsched_py.emulator.errors", ("EmulatorError",)),
+                          ("batsched_py.emulator.platform", ("PlatformError",)),
+                          ("batsched_py.launcher", ("LaunchError",))):
+        try:
+            mod = import_module(module)
+        except ImportError:
+            continue
+        errors += [getattr(mod, n) for n in names if hasattr(mod, n)]
+    return tuple(errors)
+
+
+def parse_options(text: Optional[str]) -> dict[str, Any]:
+    """``--config``: a JSON object given inline or as a path to a file."""
+    if not text:
+        return {}
+    source = "--config"
+    if not text.lstrip().startswith("{"):
+        path = Path(text)
+        if not path.is_file():
+            raise CliError(f"--config {text!r} is neither a JSON object nor an existing file")
+        source, text = str(path), path.read_text()
+    try:
+        options = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CliError(f"{source}: invalid JSON ({exc})") from None
+    if not isinstance(options, dict):
+        raise CliError(f"{source}: scheduler options must be a JSON object")
+    return options
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="batsched-py",
+        description="Python decision process for the Batsim simulator (Batsim 4.x JSON protocol), "
+                    "with an embedded pure-Python Batsim 4.2.1 emulator.",
+        epilog="Run `batsched-py COMMAND --help` for each command's options.")
+    parser.add_argument("--version", action="version", version=f"batsched-py {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    sp = sub.add_parser("serve", help="serve one simulation to a real Batsim (bind a ZeroMQ REP socket)",
+                        description="Bind a ZeroMQ REP socket, answer one Batsim simulation, exit.")
+    _scheduler_args(sp)
+    sp.add_argument("-s", "--socket", default="tcp://127.0.0.1:28000",
+                    help="endpoint to bind (default: %(default)s, loopback only)")
+    sp.add_argument("--timeout", type=float, default=600.0,
+                    help="give up when Batsim is silent this many seconds (0: wait forever; default %(default)s)")
+    sp.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+
+    sub.add_parser("list-schedulers", help="list the registered policies",
+                   description="List the registered policies with a one-line description.")
+
+    rp = sub.add_parser("run", help="run a whole simulation (emulator by default) and print a summary",
+                        description="Simulate PLATFORM + WORKLOAD with a policy, write Batsim's output files "
+                                    "and print a summary. Default backend: the embedded emulator.")
+    _simulation_args(rp)
+    _scheduler_args(rp)
+    rp.add_argument("-e", "--export", default="out/out", metavar="PREFIX",
+                    help="output prefix: PREFIX_jobs.csv, PREFIX_schedule.csv, ... (default %(default)s)")
+    rp.add_argument("--backend", choices=("emulator", "batsim", "docker"), default="emulator",
+                    help="emulator (in-process, default), batsim (a local batsim binary) or docker (oarteam/batsim)")
+    rp.add_argument("--timeout", type=float, default=600.0, help="per-message timeout for real-Batsim backends")
+    rp.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    cp = sub.add_parser("compare", help="run several policies on the same inputs and compare them",
+                        description="Run each policy on identical inputs (in parallel), then write a "
+                                    "comparison table (terminal and CSV) and plots into DIR.")
+    _simulation_args(cp)
+    cp.add_argument("--schedulers", required=True,
+                    help="comma-separated policy names; NAME=JSON gives options, e.g. "
+                         "'easy,fcfs,timeout={\"timeout\":5}'")
+    cp.add_argument("-o", "--outdir", required=True, type=Path, help="directory for outputs, table and plots")
+    cp.add_argument("--include-published", nargs="*", default=[], type=Path, metavar="DIR",
+                    help="directories holding Batsim outputs of other schedulers (out_jobs.csv, ...)")
+    cp.add_argument("-j", "--jobs", type=int, default=0, help="parallel runs (default: number of cores)")
+    cp.add_argument("--no-plots", action="store_true", help="skip the plots")
+    for name, (module, text) in DELEGATED.items():
+        sub.add_parser(name, help=text, add_help=False)
+    return parser
+
+
+def _scheduler_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--scheduler", required=True, help="policy name (see list-schedulers)")
+    p.add_argument("--config", help="policy options: a JSON object, inline or a file path")
+
+
+def _simulation_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-p", "--platform", required=True, type=Path, help="SimGrid platform XML")
+    p.add_argument("-w", "--workload", required=True, action="append", type=Path,
+                   help="Batsim workload JSON (repeat for several workloads)")
+    p.add_argument("-E", "--energy", action="store_true", help="enable the energy model and energy outputs")
+    p.add_argument("--events", action="append", default=[], type=Path, help="external events file")
+    p.add_argument("--mmax", type=int, default=0, help="use at most this many compute hosts (0: all)")
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in DELEGATED:
+        return import_module(DELEGATED[argv[0]][0]).main(argv[1:])
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        return COMMANDS[args.command](args)
+    except KeyboardInterrupt:
+        print("batsched-py: interrupted", file=sys.stderr)
+        return 130
+    except _known_errors() as exc:
+        print(f"batsched-py {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from .scheduler import create
+    from .transport.zmq_server import serve
+    scheduler = create(args.scheduler, parse_options(args.config))
+    session = serve(scheduler, args.socket, timeout=args.timeout or None)
+    if not args.quiet:
+        jobs = scheduler.jobs
+        print(f"batsched-py serve: simulation ended at t={scheduler.now:g} after {session.messages} messages; "
+              f"{len(jobs.finished)} jobs finished, {len(jobs.queue)} left in queue", file=sys.stderr)
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from .scheduler import available
+    schedulers = available()
+    width = max(map(len, schedulers), default=0)
+    for name, cls in schedulers.items():
+        print(f"{name:<{width}}  {cls.description}")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .runner import run_simulation, print_summary
+    prefix = run_simulation(args.platform, args.workload, args.scheduler, parse_options(args.config),
+                            export=args.export, energy=args.energy, events=args.events, mmax=args.mmax,
+                            backend=args.backend, timeout=args.timeout, progress=not args.no_progress)
+    print_summary(prefix, args.scheduler, energy=args.energy)
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from .compare import compare
+    compare(args)
+    return 0
+
+
+COMMANDS = {"serve": cmd_serve, "list-schedulers": cmd_list, "run": cmd_run, "compare": cmd_compare}
+
+if __name__ == "__main__":
+    sys.exit(main())

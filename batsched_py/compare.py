@@ -1,0 +1,87 @@
+"""``batsched-py compare``: several policies, identical inputs, one table and one set of plots."""
+import argparse
+import json
+import os
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from .cli import CliError
+from .runner import run_simulation
+
+
+def parse_schedulers(spec: str) -> list[tuple[str, str, dict[str, Any]]]:
+    """``'easy,fcfs,timeout={"timeout": 5}'`` -> [(label, scheduler, options), ...].
+
+    Commas inside a JSON object do not split; a label shows the options
+    (``timeout(timeout=5)``) and repeats get ``#2``, ``#3``.
+    """
+    items, depth, start = [], 0, 0
+    for i, ch in enumerate(spec + ","):
+        depth += ch == "{"
+        depth -= ch == "}"
+        if ch == "," and depth == 0:
+            if spec[start:i].strip():
+                items.append(spec[start:i].strip())
+            start = i + 1
+    runs, seen = [], {}
+    for item in items:
+        name, _, text = item.partition("=")
+        options: dict[str, Any] = {}
+        if text:
+            try:
+                options = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise CliError(f"--schedulers: options of {name!r} are not valid JSON ({exc})") from None
+            if not isinstance(options, dict):
+                raise CliError(f"--schedulers: options of {name!r} must be a JSON object")
+        base = name + _short(options) if options else name
+        seen[base] = seen.get(base, 0) + 1
+        runs.append((base if seen[base] == 1 else f"{base}#{seen[base]}", name, options))
+    if not runs:
+        raise CliError("--schedulers needs at least one policy name")
+    return runs
+
+
+def _short(options: dict[str, Any]) -> str:
+    return "(" + ",".join(f"{k}={v}" for k, v in options.items()) + ")"
+
+
+def _one(args: tuple) -> tuple[str, str]:
+    label, name, options, platform, workloads, energy, events, mmax, export = args
+    run_simulation(platform, workloads, name, options, export=export, energy=energy, events=events, mmax=mmax)
+    return label, export
+
+
+def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
+    from .metrics import compare_table, write_table_csv, format_table
+    runs = parse_schedulers(args.schedulers)
+    outdir: Path = args.outdir
+    outdir.mkdir(parents=True, exist_ok=True)
+    tasks = [(label, name, options, args.platform, args.workload, args.energy, args.events, args.mmax,
+              str(outdir / _safe(label) / "out")) for label, name, options in runs]
+    workers = args.jobs or os.cpu_count() or 1
+    results: dict[str, Path] = {}
+    print(f"compare: {len(tasks)} runs on {min(workers, len(tasks))} processes", file=sys.stderr)
+    with ProcessPoolExecutor(max_workers=min(workers, len(tasks))) as pool:
+        for label, prefix in pool.map(_one, tasks):
+            print(f"  done: {label}", file=sys.stderr)
+            results[label] = Path(prefix)
+    for directory in args.include_published:
+        if not (directory / "out_jobs.csv").is_file():
+            raise CliError(f"--include-published {directory}: no out_jobs.csv there")
+        results[f"published:{directory.name}"] = directory / "out"
+    rows = compare_table(results)
+    write_table_csv(rows, outdir / "comparison.csv")
+    print(format_table(rows))
+    if not args.no_plots:
+        from .plots import comparison_plots
+        for path in comparison_plots(results, outdir):
+            print(f"plot: {path}", file=sys.stderr)
+    print(f"table: {outdir / 'comparison.csv'}", file=sys.stderr)
+    return rows
+
+
+def _safe(label: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_.#" else "_" for c in label)

@@ -1,0 +1,1 @@
+"""Pure-Python emulator of Batsim 4.2.1."""

@@ -1,0 +1,442 @@
+"""Per-host machine state, pstate, switching, unavailability and energy (Batsim 4.2.1).
+
+The engine owns time and messages; it tells :class:`Machines` what happens
+(``job_started``, ``job_ended``, ``request_state``, ``switch_done``,
+``set_unavailable``/``set_available``) always with non-decreasing ``t``.
+Machines keeps the state of every compute host and records, through the
+:class:`~batsched_py.emulator.outputs.OutputWriters` it was given, exactly the
+rows Batsim writes: one ``machine_states`` row per call of job_started /
+job_ended / request_state (sleep/wake) / switch_done (availability changes
+write no row), one ``pstate_changes`` row (+ one ``p`` energy row) per pstate
+change group, one ``s``/``e`` energy row per job start/end.
+
+Energy (only with ``energy_enabled``) follows SimGrid's host energy model
+(see :mod:`.energy`): a delay phase is idle power, a computing phase draws
+``epsilon + load*(all_cores-epsilon)``. Switching off/on computes 1 flop at
+the virtual pstate, so it draws that pstate's ``all_cores`` for 1/speed s.
+Cost: the total is integrated from a running total power, O(1) per event
+plus O(hosts touched); per-host energies are settled lazily for job energy.
+
+Sleep/wake, Batsim style: ``request_state(t, hosts, sleep_pstate)`` puts the
+hosts in ``switching_off`` (pstate row ``-2``) until ``t + 1/speed(off
+pstate)``; ``request_state(t, hosts, compute_pstate)`` on sleeping hosts
+puts them in ``switching_on`` (pstate row ``-1``) until ``t + 1/speed(on
+pstate)``; a compute->compute pstate change is immediate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from procset import ProcSet
+
+from .energy import power
+from .platform import Platform
+
+__all__ = ["MachineState", "MachineStats", "Machines", "SWITCHING_ON_PSTATE",
+           "SWITCHING_OFF_PSTATE"]
+
+SWITCHING_ON_PSTATE = -1   # what pstate_changes.csv shows while waking up
+SWITCHING_OFF_PSTATE = -2  # ... and while falling asleep
+
+
+class MachineState(str, Enum):
+    """Batsim's machine states, valued as Batsim names them in its protocol/outputs."""
+
+    SLEEPING = "sleeping"
+    SWITCHING_ON = "switching_on"
+    SWITCHING_OFF = "switching_off"
+    IDLE = "idle"
+    COMPUTING = "computing"
+    UNAVAILABLE = "unavailable"
+
+
+_STATES = list(MachineState)
+_S = {s: i for i, s in enumerate(_STATES)}
+SLEEPING, SW_ON, SW_OFF, IDLE, COMPUTING, UNAVAILABLE = range(6)
+_CSV_STATES = (SLEEPING, SW_ON, SW_OFF, IDLE, COMPUTING)  # machine_states.csv columns
+
+
+@dataclass(frozen=True, slots=True)
+class MachineStats:
+    """Machine-side figures of ``PREFIX_schedule.csv``.
+
+    time_*: host-seconds spent in each state, counted (as Batsim does) only
+    when a host leaves the state. consumed_joules: total energy (0 without -E).
+    """
+
+    consumed_joules: float
+    nb_computing_machines: int
+    nb_grouped_switches: int
+    nb_machine_switches: int
+    time_computing: float
+    time_idle: float
+    time_sleeping: float
+    time_switching_off: float
+    time_switching_on: float
+    time_unavailable: float
+
+
+class Machines:
+    """State of every compute host of ``platform``; writes rows through ``writers``.
+
+    writers: an OutputWriters (or None: nothing recorded). Its methods
+    ``machine_states_row``, ``pstate_change`` and ``energy_row`` are called.
+    energy_enabled: Batsim's -E; without it no energy is integrated, job
+    energy is -1 and no pstate/energy rows are written.
+    """
+
+    def __init__(self, platform: Platform, writers=None, energy_enabled: bool = False,
+                 start_time: float = 0.0):
+        self.platform = platform
+        self.hosts = platform.hosts
+        self.writers = writers
+        self.energy_enabled = energy_enabled
+        n = len(self.hosts)
+        self._state = [IDLE] * n
+        self._pstate = [h.default_pstate for h in self.hosts]
+        self._target = [-1] * n            # pstate a switching host will end in
+        self._switch_end = [0.0] * n
+        self._jobs = [0] * n               # number of jobs running on the host
+        self._load = [0.0] * n             # SimGrid cpu load fraction
+        self._since = [start_time] * n     # when the host entered its state
+        self._counts = [0] * 6
+        self._counts[IDLE] = n
+        self._time_in = [0.0] * 6
+        self._nb_grouped_switches = 0
+        self._nb_machine_switches = 0
+        self._job_start_energy: dict[str, float] = {}
+        # energy: per-host power and lazily settled per-host energy + running total
+        self._power = [self._host_power(i) for i in range(n)] if energy_enabled else [0.0] * n
+        self._host_energy = [0.0] * n
+        self._host_t = [start_time] * n
+        self._total_power = sum(self._power)
+        self._total_energy = 0.0
+        self._t = start_time
+        self._energy_first_submission: float | None = None
+        self._energy_last_completion = 0.0
+        if writers is not None and energy_enabled:
+            by_pstate: dict[int, list[int]] = {}
+            for i, p in enumerate(self._pstate):
+                by_pstate.setdefault(p, []).append(i)
+            for p in sorted(by_pstate):
+                writers.pstate_change(start_time, ProcSet(*by_pstate[p]), p, initial=True)
+
+    # ------------------------------------------------------------------ queries
+
+    def state(self, host: int) -> MachineState:
+        return _STATES[self._state[host]]
+
+    def pstate(self, host: int) -> int:
+        """Current pstate (the virtual one while switching)."""
+        return self._pstate[host]
+
+    def counts(self) -> dict[MachineState, int]:
+        """Number of hosts in each state (O(1))."""
+        return {s: self._counts[i] for i, s in enumerate(_STATES)}
+
+    def hosts_in(self, state: MachineState) -> ProcSet:
+        """Hosts currently in ``state`` (O(hosts): not for per-event use)."""
+        code = _S[state]
+        return ProcSet(*(i for i, s in enumerate(self._state) if s == code))
+
+    def check_hosts(self, hosts: ProcSet) -> str | None:
+        """Error message if ``hosts`` names a host id that does not exist."""
+        if not hosts:
+            return "empty host set"
+        if min(hosts) < 0 or max(hosts) >= len(self.hosts):
+            return (f"hosts {hosts} out of range: the platform has compute hosts "
+                    f"0-{len(self.hosts) - 1}")
+        return None
+
+    def check_execute(self, hosts: ProcSet, allow_sharing: bool = False) -> str | None:
+        """Error message if a job may not start on ``hosts`` now, else None.
+
+        A host must be idle (or computing when ``allow_sharing``); sleeping,
+        switching and unavailable hosts are refused.
+        """
+        err = self.check_hosts(hosts)
+        if err:
+            return err
+        ok = (IDLE, COMPUTING) if allow_sharing else (IDLE,)
+        bad = [h for h in hosts if self._state[h] not in ok]
+        if bad:
+            return "cannot execute on " + self._describe(bad)
+        return None
+
+    def check_set_state(self, hosts: ProcSet, pstate: int) -> str | None:
+        """Error message if SET_RESOURCE_STATE(hosts, pstate) is invalid now, else None.
+
+        Rules: the pstate must exist and not be a virtual (switch) pstate;
+        switching or unavailable hosts cannot change; a sleep pstate needs an
+        idle host with that sleep pstate declared; sleeping hosts can only be
+        woken to a compute pstate.
+        """
+        err = self.check_hosts(hosts)
+        if err:
+            return err
+        for h in hosts:
+            host = self.hosts[h]
+            st = self._state[h]
+            if not 0 <= pstate < len(host.pstates):
+                return f"pstate {pstate} does not exist on host {h} ({host.name})"
+            if host.is_virtual_pstate(pstate) and not host.is_sleep_pstate(pstate):
+                return f"pstate {pstate} of host {h} ({host.name}) is a virtual switch pstate"
+            if st in (SW_ON, SW_OFF, UNAVAILABLE):
+                return f"cannot change the state of {self._describe([h])}"
+            if host.is_sleep_pstate(pstate):
+                if st != IDLE:
+                    return f"cannot switch off {self._describe([h])}: it must be idle"
+            elif st == SLEEPING and not host.is_compute_pstate(pstate):
+                return f"host {h} ({host.name}) is sleeping; pstate {pstate} is not a compute one"
+        return None
+
+    def _describe(self, hosts: list[int]) -> str:
+        shown = ", ".join(f"host {h} ({_STATES[self._state[h]].value})" for h in hosts[:5])
+        return shown + (f" and {len(hosts) - 5} more" if len(hosts) > 5 else "")
+
+    # ------------------------------------------------------------------ energy
+
+    def _host_power(self, h: int) -> float:
+        return power(self.hosts[h].pstates[self._pstate[h]], self._load[h])
+
+    def _advance(self, t: float) -> None:
+        if t > self._t:
+            self._total_energy += self._total_power * (t - self._t)
+            self._t = t
+
+    def _settle(self, h: int, t: float) -> float:
+        """Bring host ``h``'s energy up to ``t``; returns it (J)."""
+        e = self._host_energy[h] + self._power[h] * (t - self._host_t[h])
+        self._host_energy[h] = e
+        self._host_t[h] = t
+        return e
+
+    def _set_power(self, h: int, t: float) -> None:
+        """Re-evaluate host ``h``'s power after a pstate/load change at ``t``."""
+        self._settle(h, t)
+        new = self._host_power(h)
+        self._total_power += new - self._power[h]
+        self._power[h] = new
+
+    def consumed_energy(self, t: float) -> float:
+        """Total energy (J) of all compute hosts from the start to ``t`` (0 without -E).
+
+        Used for QUERY consumed_energy answers; O(1).
+        """
+        if not self.energy_enabled:
+            return 0.0
+        self._advance(t)
+        return self._total_energy
+
+    def job_submitted(self, t: float) -> None:
+        """A job is submitted at ``t``. Batsim's ``consumed_joules`` counts the
+        energy from the first submission to the last job completion."""
+        if self._energy_first_submission is None:
+            self._energy_first_submission = self.consumed_energy(t)
+
+    def current_power(self) -> float:
+        """Sum of the hosts' current power (W): the ``wattmin`` column."""
+        return self._total_power
+
+    def _energy_row(self, t: float, kind: str) -> None:
+        if self.writers is not None:
+            self.writers.energy_row(t, self.consumed_energy(t), kind, self._total_power)
+
+    # ------------------------------------------------------------------ state changes
+
+    def _move(self, hosts, new: int, t: float) -> None:
+        counts, state, since, time_in = self._counts, self._state, self._since, self._time_in
+        for h in hosts:
+            old = state[h]
+            if old != new:
+                time_in[old] += t - since[h]
+                since[h] = t
+                counts[old] -= 1
+                counts[new] += 1
+                state[h] = new
+
+    def _states_row(self, t: float) -> None:
+        if self.writers is not None:
+            c = self._counts
+            self.writers.machine_states_row(t, tuple(c[i] for i in _CSV_STATES))
+
+    def job_started(self, t: float, job_id: str, hosts: ProcSet, load: float = 1.0) -> None:
+        """A job starts on ``hosts`` at ``t``.
+
+        load: SimGrid cpu load fraction per host during its first phase (0 for
+        a delay profile, 1 for a cpu-bound parallel task); change it later with
+        :meth:`job_load_changed`. Writes the ``s`` energy row (power before
+        the start) and one machine_states row.
+        """
+        if self.energy_enabled:
+            self._energy_row(t, "s")
+            self._advance(t)
+            self._job_start_energy[job_id] = sum(self._settle(h, t) for h in hosts)
+        jobs = self._jobs
+        for h in hosts:
+            jobs[h] += 1
+        self._move((h for h in hosts if self._state[h] == IDLE), COMPUTING, t)
+        if load:
+            self.job_load_changed(t, job_id, hosts, load)
+        self._states_row(t)
+
+    def job_load_changed(self, t: float, job_id: str, hosts: ProcSet, load: float) -> None:
+        """The job running on ``hosts`` enters a phase with cpu load ``load`` at ``t``."""
+        if not self.energy_enabled:
+            return
+        self._advance(t)
+        for h in hosts:
+            if self._load[h] != load:
+                self._load[h] = load
+                self._set_power(h, t)
+
+    def job_ended(self, t: float, job_id: str, hosts: ProcSet) -> float:
+        """The job on ``hosts`` ends (any final state) at ``t``.
+
+        Returns its consumed energy in J (energy drawn by its hosts between
+        its start and end), -1.0 without -E. Writes the ``e`` energy row
+        (power after the end) and one machine_states row.
+        """
+        jobs = self._jobs
+        energy = -1.0
+        if self.energy_enabled:
+            self._advance(t)
+            end = 0.0
+            for h in hosts:
+                end += self._settle(h, t)
+                if self._load[h] and jobs[h] <= 1:
+                    self._load[h] = 0.0
+                    self._set_power(h, t)
+            energy = end - self._job_start_energy.pop(job_id, 0.0)
+            self._energy_last_completion = self._total_energy
+        for h in hosts:
+            jobs[h] -= 1
+        self._move((h for h in hosts if jobs[h] == 0 and self._state[h] == COMPUTING), IDLE, t)
+        if self.energy_enabled:
+            self._energy_row(t, "e")
+        self._states_row(t)
+        return energy
+
+    def request_state(self, t: float, hosts: ProcSet, pstate: int) -> dict[int, float]:
+        """Apply SET_RESOURCE_STATE(hosts, pstate) received at ``t`` (validate first
+        with :meth:`check_set_state`).
+
+        Returns ``{host: completion time}``. Compute->compute changes complete
+        at ``t`` immediately; sleeping/waking hosts complete later and the
+        engine must call :meth:`switch_done` at that time (Batsim then sends
+        one RESOURCE_STATE_CHANGED for the whole request once all are done).
+        """
+        self._nb_grouped_switches += 1
+        self._nb_machine_switches += len(hosts)
+        done: dict[int, float] = {}
+        immediate, off, on = [], [], []
+        for h in hosts:
+            host = self.hosts[h]
+            if host.is_sleep_pstate(pstate):
+                spec = host.sleep_spec(pstate)
+                off.append(h)
+                done[h] = t + host.switch_off_time(spec)
+                self._target[h] = pstate
+                self._pstate[h] = spec.off_pstate
+            elif self._state[h] == SLEEPING:
+                spec = host.sleep_spec(self._pstate[h])
+                on.append(h)
+                done[h] = t + host.switch_on_time(spec)
+                self._target[h] = pstate
+                self._pstate[h] = spec.on_pstate
+            else:
+                immediate.append(h)
+                done[h] = t
+                self._pstate[h] = pstate
+        for group, code, marker in ((off, SW_OFF, SWITCHING_OFF_PSTATE),
+                                    (on, SW_ON, SWITCHING_ON_PSTATE)):
+            if not group:
+                continue
+            # Batsim traces the switch start before SimGrid's pstate changes.
+            self._pstate_row(t, group, marker)
+            for h in group:
+                self._switch_end[h] = done[h]
+            self._switch_power(t, group)
+            self._move(group, code, t)
+            self._states_row(t)
+        if immediate:
+            self._switch_power(t, immediate)
+            self._pstate_row(t, immediate, pstate)
+        return done
+
+    def switch_done(self, t: float, hosts: ProcSet | int) -> None:
+        """Hosts whose sleep/wake switch completes at ``t``: they reach their target
+        pstate (sleeping, or idle at the compute pstate). Call once per group
+        of hosts of one request completing together (one row each). Hosts not
+        switching are ignored.
+        """
+        if isinstance(hosts, int):
+            hosts = (hosts,)
+        group = [h for h in hosts if self._state[h] in (SW_ON, SW_OFF)]
+        if not group:
+            return
+        asleep = [h for h in group if self._state[h] == SW_OFF]
+        awake = [h for h in group if self._state[h] == SW_ON]
+        for h in group:
+            self._pstate[h] = self._target[h]
+        self._switch_power(t, group)
+        for part, code in ((asleep, SLEEPING), (awake, IDLE)):
+            if part:
+                self._move(part, code, t)
+                by_p: dict[int, list[int]] = {}
+                for h in part:
+                    by_p.setdefault(self._pstate[h], []).append(h)
+                for p, hs in sorted(by_p.items()):
+                    self._pstate_row(t, hs, p)
+        self._states_row(t)
+
+    def _switch_power(self, t: float, hosts) -> None:
+        if not self.energy_enabled:
+            return
+        self._advance(t)
+        for h in hosts:
+            self._set_power(h, t)
+
+    def _pstate_row(self, t: float, hosts, pstate: int) -> None:
+        if self.writers is not None and self.energy_enabled:
+            self.writers.pstate_change(t, ProcSet(*hosts), pstate)
+            self._energy_row(t, "p")
+
+    def switching_end(self, host: int) -> float | None:
+        """When the current switch of ``host`` completes, or None if not switching."""
+        return self._switch_end[host] if self._state[host] in (SW_ON, SW_OFF) else None
+
+    def set_unavailable(self, t: float, hosts: ProcSet) -> None:
+        """External event machine_unavailable: hosts become ``unavailable`` (no row)."""
+        self._move(hosts, UNAVAILABLE, t)
+
+    def set_available(self, t: float, hosts: ProcSet) -> None:
+        """External event machine_available: hosts go back to computing / idle /
+        sleeping according to their jobs and pstate (no row)."""
+        for h in hosts:
+            if self._state[h] != UNAVAILABLE:
+                continue
+            if self._jobs[h]:
+                new = COMPUTING
+            elif self.hosts[h].is_sleep_pstate(self._pstate[h]):
+                new = SLEEPING
+            else:
+                new = IDLE
+            self._move((h,), new, t)
+
+    def stats(self, t: float) -> MachineStats:
+        """Figures for PREFIX_schedule.csv at end time ``t``."""
+        ti = self._time_in
+        joules = 0.0
+        if self.energy_enabled and self._energy_first_submission is not None:
+            joules = self._energy_last_completion - self._energy_first_submission
+        return MachineStats(
+            consumed_joules=joules,
+            nb_computing_machines=len(self.hosts),
+            nb_grouped_switches=self._nb_grouped_switches,
+            nb_machine_switches=self._nb_machine_switches,
+            time_computing=ti[COMPUTING], time_idle=ti[IDLE], time_sleeping=ti[SLEEPING],
+            time_switching_off=ti[SW_OFF], time_switching_on=ti[SW_ON],
+            time_unavailable=ti[UNAVAILABLE])

@@ -1,0 +1,219 @@
+"""Batsim 4.2.1's output files (``-e PREFIX``).
+
+- ``PREFIX_jobs.csv``: one row per finished or rejected job, in the order
+  they finished/were rejected; numbers ``%.6f``; rejected jobs keep only
+  their static fields; ``requested_time`` -1 without walltime; stretch =
+  turnaround / execution time; ``consumed_energy`` -1 without -E; metadata
+  always double-quoted (inner quotes doubled).
+- ``PREFIX_schedule.csv``: one row of aggregated figures (see :meth:`close`).
+- ``PREFIX_machine_states.csv``: counts per state after each job start/end
+  or sleep/wake step (several rows may share a time); time printed like
+  C++ ``ostream`` (``%g``); no unavailable column in 4.2.1.
+- with -E, ``PREFIX_consumed_energy.csv`` (time, total J, event type
+  ``s`` job start / ``e`` job end / ``p`` pstate change, ``wattmin`` = the
+  platform's current power, ``epower`` = mean power since the previous row
+  or NA when no time elapsed) and ``PREFIX_pstate_changes.csv`` (time
+  ``%g``, host interval set, new pstate; -1 = switching on, -2 =
+  switching off; initial rows at time 0 grouped by pstate).
+
+Incomplete runs: ``close(..., complete=False, error=msg)`` still writes every
+file with what is known and adds ``PREFIX_INCOMPLETE`` holding the error, so
+a failed run leaves evidence instead of nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from procset import ProcSet
+
+from .machines import MachineStats
+
+__all__ = ["JobRecord", "OutputWriters", "BATSIM_VERSION", "JOBS_COLUMNS",
+           "SCHEDULE_COLUMNS"]
+
+BATSIM_VERSION = "4.2.1"
+JOBS_COLUMNS = ("job_id,workload_name,profile,submission_time,requested_number_of_resources,"
+                "requested_time,success,final_state,starting_time,execution_time,finish_time,"
+                "waiting_time,turnaround_time,stretch,allocated_resources,consumed_energy,"
+                "metadata")
+SCHEDULE_COLUMNS = ("batsim_version,consumed_joules,makespan,max_slowdown,max_turnaround_time,"
+                    "max_waiting_time,mean_slowdown,mean_turnaround_time,mean_waiting_time,"
+                    "nb_computing_machines,nb_grouped_switches,nb_jobs,nb_jobs_finished,"
+                    "nb_jobs_killed,nb_jobs_rejected,nb_jobs_success,nb_machine_switches,"
+                    "scheduling_time,simulation_time,success_rate,time_computing,time_idle,"
+                    "time_sleeping,time_switching_off,time_switching_on,time_unavailable")
+SUCCESS = "COMPLETED_SUCCESSFULLY"
+REJECTED = "REJECTED"
+
+
+@dataclass(slots=True)
+class JobRecord:
+    """What jobs.csv needs about one job.
+
+    job_id: the id inside its workload (``"3"`` for ``w0!3``). times in
+    simulated seconds; requested_time -1 when the job has no walltime;
+    final_state: COMPLETED_SUCCESSFULLY, COMPLETED_FAILED,
+    COMPLETED_WALLTIME_REACHED, COMPLETED_KILLED or REJECTED (then the
+    start/finish/allocation fields are ignored). consumed_energy: J, -1
+    without -E (Machines.job_ended's value). metadata: the job's metadata
+    string ("" if none).
+    """
+
+    job_id: str
+    workload_name: str
+    profile: str
+    submission_time: float
+    requested_number_of_resources: int
+    requested_time: float
+    final_state: str
+    starting_time: float = 0.0
+    finish_time: float = 0.0
+    allocated_resources: ProcSet | str = ""
+    consumed_energy: float = -1.0
+    metadata: str = ""
+
+
+def _csv_quote(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+class OutputWriters:
+    """Writers of every Batsim output file for one run, prefix ``prefix``.
+
+    Files are opened at construction (the directory is created). Rows come
+    from :class:`~.machines.Machines` (states, pstates, energy) and from the
+    engine (:meth:`job_finished`, :meth:`job_rejected`); :meth:`close` writes
+    jobs.csv and schedule.csv and closes everything.
+    """
+
+    def __init__(self, prefix: str, *, energy: bool = False):
+        self.prefix = str(prefix)
+        self.energy = energy
+        d = os.path.dirname(self.prefix)
+        if d:
+            os.makedirs(d, exist_ok=True)
+        marker = self.prefix + "_INCOMPLETE"
+        if os.path.exists(marker):
+            os.remove(marker)
+        self._states = self._open("_machine_states.csv",
+                                  "time,nb_sleeping,nb_switching_on,nb_switching_off,nb_idle,"
+                                  "nb_computing")
+        self._energy = self._pstates = None
+        if energy:
+            self._energy = self._open("_consumed_energy.csv",
+                                      "time,energy,event_type,wattmin,epower")
+            self._pstates = self._open("_pstate_changes.csv", "time,machine_id,new_pstate")
+        self._last_energy: tuple[float, float] | None = None
+        self._jobs: list[JobRecord] = []
+        self.closed = False
+
+    def _open(self, suffix: str, header: str):
+        f = open(self.prefix + suffix, "w", buffering=1 << 16)
+        f.write(header + "\n")
+        return f
+
+    # ------------------------------------------------------------ rows from Machines
+
+    def machine_states_row(self, t: float, counts: tuple[int, int, int, int, int]) -> None:
+        """counts: (sleeping, switching_on, switching_off, idle, computing)."""
+        self._states.write("%g,%d,%d,%d,%d,%d\n" % (t, *counts))
+
+    def pstate_change(self, t: float, hosts: ProcSet, pstate: int, initial: bool = False) -> None:
+        if self._pstates is not None:
+            self._pstates.write(f"{t:g},{hosts},{pstate}\n")
+
+    def energy_row(self, t: float, energy: float, kind: str, wattmin: float) -> None:
+        if self._energy is None:
+            return
+        last = self._last_energy
+        if last is None or t == last[0]:
+            epower = "NA"
+        else:
+            epower = "%f" % ((energy - last[1]) / (t - last[0]))
+        self._last_energy = (t, energy)
+        self._energy.write("%f,%f,%s,%f,%s\n" % (t, energy, kind, wattmin, epower))
+
+    # ------------------------------------------------------------ rows from the engine
+
+    def job_finished(self, record: JobRecord) -> None:
+        """A job reached a final state (success, failure, walltime, killed)."""
+        self._jobs.append(record)
+
+    def job_rejected(self, record: JobRecord) -> None:
+        """A job was rejected (record.final_state is forced to REJECTED)."""
+        record.final_state = REJECTED
+        self._jobs.append(record)
+
+    # ------------------------------------------------------------ closing
+
+    def close(self, end_time: float, stats: MachineStats, *, nb_jobs: int | None = None,
+              scheduling_time: float = 0.0, simulation_time: float = 0.0,
+              complete: bool = True, error: str | None = None) -> None:
+        """Write jobs.csv + schedule.csv and close every file (idempotent).
+
+        end_time: simulated time the run stopped (unused by Batsim's figures,
+        kept for incomplete runs). stats: ``Machines.stats(end_time)``.
+        nb_jobs: jobs submitted (default: rows recorded; pass the number of
+        submitted jobs so unfinished ones count). scheduling_time: wall-clock
+        s spent in the scheduler; simulation_time: wall-clock s of the run.
+        complete=False: also write ``PREFIX_INCOMPLETE`` containing ``error``.
+        """
+        if self.closed:
+            return
+        self.closed = True
+        for f in (self._states, self._energy, self._pstates):
+            if f is not None:
+                f.close()
+        with open(self.prefix + "_jobs.csv", "w") as f:
+            f.write(JOBS_COLUMNS + "\n")
+            f.writelines(self._job_line(r) for r in self._jobs)
+        with open(self.prefix + "_schedule.csv", "w") as f:
+            f.write(SCHEDULE_COLUMNS + "\n")
+            f.write(self._schedule_line(stats, nb_jobs, scheduling_time, simulation_time) + "\n")
+        if not complete:
+            with open(self.prefix + "_INCOMPLETE", "w") as f:
+                f.write(f"simulation stopped at t={end_time:f}: {error or 'unknown error'}\n")
+
+    @staticmethod
+    def _job_line(r: JobRecord) -> str:
+        head = (f"{r.job_id},{r.workload_name},{r.profile},{r.submission_time:.6f},"
+                f"{r.requested_number_of_resources},{r.requested_time:.6f},")
+        if r.final_state == REJECTED:
+            return head + f"0,{REJECTED},,,,,,,,,{_csv_quote(r.metadata)}\n"
+        execution = r.finish_time - r.starting_time
+        waiting = r.starting_time - r.submission_time
+        turnaround = r.finish_time - r.submission_time
+        stretch = turnaround / execution if execution > 0 else 0.0
+        return head + (f"{int(r.final_state == SUCCESS)},{r.final_state},{r.starting_time:.6f},"
+                       f"{execution:.6f},{r.finish_time:.6f},{waiting:.6f},{turnaround:.6f},"
+                       f"{stretch:.6f},{r.allocated_resources},{r.consumed_energy:.6f},"
+                       f"{_csv_quote(r.metadata)}\n")
+
+    def _schedule_line(self, s: MachineStats, nb_jobs: int | None, scheduling_time: float,
+                       simulation_time: float) -> str:
+        done = [r for r in self._jobs if r.final_state != REJECTED]
+        nb_rejected = len(self._jobs) - len(done)
+        nb_success = sum(r.final_state == SUCCESS for r in done)
+        nb_jobs = len(self._jobs) if nb_jobs is None else nb_jobs
+        waits = [r.starting_time - r.submission_time for r in done]
+        turns = [r.finish_time - r.submission_time for r in done]
+        slows = [(r.finish_time - r.submission_time) / (r.finish_time - r.starting_time)
+                 if r.finish_time > r.starting_time else 0.0 for r in done]
+        n = len(done)
+        # Batsim divides the sums by every job, rejected ones included.
+        vals = [
+            s.consumed_joules,
+            max((r.finish_time for r in done), default=0.0),
+            max(slows, default=0.0), max(turns, default=0.0), max(waits, default=0.0),
+            sum(slows) / nb_jobs if nb_jobs else 0.0, sum(turns) / nb_jobs if nb_jobs else 0.0,
+            sum(waits) / nb_jobs if nb_jobs else 0.0,
+        ]
+        ints = [s.nb_computing_machines, s.nb_grouped_switches, nb_jobs, n, n - nb_success,
+                nb_rejected, nb_success, s.nb_machine_switches]
+        tail = [scheduling_time, simulation_time, nb_success / nb_jobs if nb_jobs else 0.0,
+                s.time_computing, s.time_idle, s.time_sleeping, s.time_switching_off,
+                s.time_switching_on, s.time_unavailable]
+        return ",".join([BATSIM_VERSION] + ["%f" % v for v in vals] + [str(i) for i in ints]
+                        + ["%f" % v for v in tail])

@@ -1,0 +1,364 @@
+"""SimGrid platform XML -> typed :class:`Platform`, as Batsim 4.2.1 sees it.
+
+Only what Batsim needs is modelled: hosts (from ``<host>`` and ``<cluster>``),
+their pstates (speed + SimGrid energy-plugin wattage), Batsim's sleep pstates,
+host/zone properties and roles. Links and routes are ignored (the engine
+refuses communicating profiles).
+
+Compute-host ids follow Batsim: SimGrid hands hosts over sorted by name
+(plain byte-wise string order: host0, host1, host10, host100, ...), the
+master host (``role=master`` or named ``master_host``) and storage hosts
+(``role=storage``) are set aside, the remaining ones get ids 0..n-1 in that
+order, and ``--mmax N`` keeps only the first N of them.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = [
+    "PlatformError",
+    "PState",
+    "SleepSpec",
+    "Host",
+    "Platform",
+    "load_platform",
+    "parse_speed",
+    "compute_resources_json",
+]
+
+MASTER_HOST_NAME = "master_host"  # Batsim's default --master-host
+
+# SimGrid's speed units (xbt parse_units), value in flop/s.
+_SPEED_UNITS = {
+    "f": 1.0, "flops": 1.0,
+    "kf": 1e3, "kiloflops": 1e3,
+    "Mf": 1e6, "megaflops": 1e6,
+    "Gf": 1e9, "gigaflops": 1e9,
+    "Tf": 1e12, "teraflops": 1e12,
+    "Pf": 1e15, "petaflops": 1e15,
+    "Ef": 1e18, "exaflops": 1e18,
+    "Zf": 1e21, "zettaflops": 1e21,
+    "Yf": 1e24, "yottaflops": 1e24,
+}
+_NUMBER_RE = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(\S*)\s*$")
+
+
+class PlatformError(ValueError):
+    """Invalid platform; the message names the file, the element and the problem."""
+
+
+@dataclass(frozen=True, slots=True)
+class PState:
+    """One SimGrid pstate of a host.
+
+    speed: flop/s per core. idle: watts when no core computes. epsilon: watts
+    with a vanishing load (0+). all_cores: watts with every core busy. With
+    the two-value wattage form ``idle:all_cores`` SimGrid sets epsilon = idle.
+    Watts are 0.0 when the host has no wattage property.
+    """
+
+    speed: float
+    idle: float = 0.0
+    epsilon: float = 0.0
+    all_cores: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class SleepSpec:
+    """One ``sleep_pstates`` triple ``sleep:off:on``.
+
+    sleep_pstate: the pstate the host sits in while asleep. off_pstate /
+    on_pstate: Batsim's *virtual* pstates; switching off (resp. on) means
+    computing 1 flop on one core at that pstate, so it lasts 1/speed seconds
+    and draws that pstate's power.
+    """
+
+    sleep_pstate: int
+    off_pstate: int
+    on_pstate: int
+
+
+@dataclass(frozen=True, slots=True)
+class Host:
+    """A host of the platform.
+
+    id: Batsim machine id (compute hosts), -1 for master/storage hosts.
+    properties: the XML ``<prop>``s as strings, with Batsim's ``role`` key
+    first ("" when absent). zone_properties: ``<prop>``s of the innermost
+    enclosing zone. wattage_off: watts when off, None if not given.
+    """
+
+    id: int
+    name: str
+    core_count: int
+    pstates: tuple[PState, ...]
+    default_pstate: int
+    wattage_off: float | None
+    sleep_pstates: tuple[SleepSpec, ...]
+    properties: dict[str, str] = field(hash=False, compare=False)
+    zone_properties: dict[str, str] = field(hash=False, compare=False)
+    role: str = ""
+
+    def sleep_spec(self, sleep_pstate: int) -> SleepSpec | None:
+        """The triple whose sleep pstate is ``sleep_pstate``, or None."""
+        for spec in self.sleep_pstates:
+            if spec.sleep_pstate == sleep_pstate:
+                return spec
+        return None
+
+    def is_sleep_pstate(self, pstate: int) -> bool:
+        return any(s.sleep_pstate == pstate for s in self.sleep_pstates)
+
+    def is_virtual_pstate(self, pstate: int) -> bool:
+        """True for switch-off / switch-on pstates (not settable by schedulers)."""
+        return any(pstate in (s.off_pstate, s.on_pstate) for s in self.sleep_pstates)
+
+    def is_compute_pstate(self, pstate: int) -> bool:
+        return (0 <= pstate < len(self.pstates)
+                and not self.is_sleep_pstate(pstate) and not self.is_virtual_pstate(pstate))
+
+    def switch_off_time(self, spec: SleepSpec) -> float:
+        """Seconds to fall asleep through ``spec``: 1 flop at the off pstate."""
+        return 1.0 / self.pstates[spec.off_pstate].speed
+
+    def switch_on_time(self, spec: SleepSpec) -> float:
+        """Seconds to wake up through ``spec``: 1 flop at the on pstate."""
+        return 1.0 / self.pstates[spec.on_pstate].speed
+
+
+@dataclass(frozen=True, slots=True)
+class Platform:
+    """A loaded platform.
+
+    hosts: compute hosts, ``hosts[i].id == i`` (Batsim's order, --mmax applied).
+    master_host: name of the master host. storage_hosts: hosts with role
+    storage (ids -1). has_energy: every compute host has a wattage list.
+    """
+
+    path: str
+    hosts: tuple[Host, ...]
+    master_host: str
+    storage_hosts: tuple[Host, ...] = ()
+
+    @property
+    def nb_hosts(self) -> int:
+        return len(self.hosts)
+
+    @property
+    def has_energy(self) -> bool:
+        return all(h.pstates[0].all_cores or h.pstates[0].idle for h in self.hosts)
+
+
+def parse_speed(text: str, *, where: str = "") -> float:
+    """Parse one SimGrid speed (``"100.0Mf"``, ``"1e-9Mf"``, ``"0.5f"``) in flop/s."""
+    m = _NUMBER_RE.match(text)
+    if not m:
+        raise PlatformError(f"{where}: invalid speed {text!r}")
+    value, unit = m.groups()
+    if unit not in _SPEED_UNITS:
+        raise PlatformError(f"{where}: unknown speed unit {unit!r} in {text!r} "
+                            f"(known: {', '.join(_SPEED_UNITS)})")
+    speed = float(value) * _SPEED_UNITS[unit]
+    if not speed > 0 or math.isinf(speed):
+        raise PlatformError(f"{where}: speed must be positive and finite, got {text!r}")
+    return speed
+
+
+def load_platform(path: str | Path, *, mmax: int = 0, energy: bool = False,
+                  master_host: str = MASTER_HOST_NAME) -> Platform:
+    """Load a SimGrid platform file the way Batsim 4.2.1 does.
+
+    mmax: Batsim's ``--mmax`` (0 = keep every compute host). energy: Batsim's
+    ``-E``; then SimGrid's energy plugin is loaded, which requires a wattage
+    list with one entry per pstate on every host (master included). Without
+    ``-E`` bad wattage lists are tolerated, as in Batsim, and watts read 0.
+    Raises PlatformError (file, element, problem) on any inconsistency.
+    """
+    path = str(path)
+    try:
+        # SimGrid's parser accepts blank lines before the XML declaration; expat does not.
+        with open(path, "rb") as f:
+            root = ET.fromstring(f.read().lstrip())
+    except (ET.ParseError, OSError) as exc:
+        raise PlatformError(f"{path}: cannot parse platform XML: {exc}") from None
+    if root.tag != "platform":
+        raise PlatformError(f"{path}: root element is <{root.tag}>, expected <platform>")
+
+    raw: list[_RawHost] = []
+    _walk(root, {}, raw, path)
+    if not raw:
+        raise PlatformError(f"{path}: no <host> or <cluster> element")
+    names = [r.name for r in raw]
+    if len(set(names)) != len(names):
+        dup = next(n for n in names if names.count(n) > 1)
+        raise PlatformError(f"{path}: host {dup!r}: defined twice")
+
+    raw.sort(key=lambda r: r.name.encode())  # SimGrid's get_all_hosts order
+    master = None
+    compute: list[_RawHost] = []
+    storage: list[Host] = []
+    for r in raw:
+        role = r.props.get("role", "")
+        if role == "master" or (master is None and r.name == master_host and role == ""):
+            if master is not None:
+                raise PlatformError(f"{path}: host {r.name!r}: second master host "
+                                    f"(already {master.name!r})")
+            master = r
+        elif role == "storage":
+            storage.append(_build_host(r, -1, path, energy))
+        else:
+            compute.append(r)
+    if master is None:
+        raise PlatformError(f"{path}: no master host (role=master or named {master_host!r})")
+    if mmax < 0:
+        raise PlatformError(f"{path}: --mmax must be >= 0, got {mmax}")
+    if mmax and len(compute) > mmax:
+        compute = compute[:mmax]
+    if not compute:
+        raise PlatformError(f"{path}: no compute host")
+    _build_host(master, -1, path, energy)  # validated like any host by SimGrid
+    hosts = tuple(_build_host(r, i, path, energy) for i, r in enumerate(compute))
+    return Platform(path=path, hosts=hosts, master_host=master.name,
+                    storage_hosts=tuple(storage))
+
+
+def compute_resources_json(platform: Platform) -> list[dict]:
+    """The ``compute_resources`` array of Batsim 4.2.1's SIMULATION_BEGINS."""
+    return [{"id": h.id, "name": h.name, "state": "idle",
+             "properties": dict(h.properties), "zone_properties": dict(h.zone_properties)}
+            for h in platform.hosts]
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+@dataclass(slots=True)
+class _RawHost:
+    name: str
+    speed: str
+    core: str
+    pstate: str
+    props: dict[str, str]
+    zone_props: dict[str, str]
+    element: str  # for messages: '<host id="x">' / '<cluster id="c"> host "x"'
+
+
+def _props_of(elem: ET.Element) -> dict[str, str]:
+    return {p.get("id", ""): p.get("value", "") for p in elem if p.tag == "prop"}
+
+
+def _walk(elem: ET.Element, zone_props: dict[str, str], out: list[_RawHost], path: str) -> None:
+    for child in elem:
+        tag = child.tag
+        if tag in ("zone", "AS"):
+            _walk(child, _props_of(child), out, path)
+        elif tag == "host":
+            hid = child.get("id")
+            if not hid:
+                raise PlatformError(f"{path}: <host> without id attribute")
+            out.append(_RawHost(hid, child.get("speed", ""), child.get("core", "1"),
+                                child.get("pstate", "0"), _props_of(child), zone_props,
+                                f"host {hid!r}"))
+        elif tag == "cluster":
+            _expand_cluster(child, out, path)
+
+
+def _expand_cluster(elem: ET.Element, out: list[_RawHost], path: str) -> None:
+    cid = elem.get("id", "?")
+    radical = elem.get("radical")
+    if radical is None:
+        raise PlatformError(f"{path}: cluster {cid!r}: missing radical attribute")
+    props = _props_of(elem)
+    for part in radical.split(","):
+        bounds = part.strip().split("-")
+        try:
+            lo, hi = int(bounds[0]), int(bounds[-1])
+        except ValueError:
+            raise PlatformError(f"{path}: cluster {cid!r}: bad radical {radical!r}") from None
+        if len(bounds) > 2 or hi < lo:
+            raise PlatformError(f"{path}: cluster {cid!r}: bad radical {radical!r}")
+        for i in range(lo, hi + 1):
+            name = f"{elem.get('prefix', '')}{i}{elem.get('suffix', '')}"
+            # SimGrid gives every cluster host the cluster's <prop>s.
+            out.append(_RawHost(name, elem.get("speed", ""), elem.get("core", "1"),
+                                elem.get("pstate", "0"), dict(props), dict(props),
+                                f"cluster {cid!r} host {name!r}"))
+
+
+def _build_host(r: _RawHost, hid: int, path: str, energy: bool) -> Host:
+    where = f"{path}: {r.element}"
+    if not r.speed.strip():
+        raise PlatformError(f"{where}: missing speed attribute")
+    speeds = [parse_speed(s, where=where) for s in r.speed.split(",")]
+    try:
+        core = int(r.core)
+        default = int(r.pstate)
+    except ValueError:
+        raise PlatformError(f"{where}: core/pstate attribute is not an integer") from None
+    if core < 1:
+        raise PlatformError(f"{where}: core count must be >= 1, got {core}")
+    if not 0 <= default < len(speeds):
+        raise PlatformError(f"{where}: pstate={default} but only {len(speeds)} pstate(s)")
+
+    watts = _parse_wattage(r, len(speeds), where, strict=energy)
+    pstates = tuple(PState(s, *w) for s, w in zip(speeds, watts))
+    off = r.props.get("wattage_off", r.props.get("watt_off"))
+    try:
+        wattage_off = float(off) if off is not None else None
+    except ValueError:
+        raise PlatformError(f"{where}: wattage_off {off!r} is not a number") from None
+
+    sleeps = _parse_sleep_pstates(r.props.get("sleep_pstates", ""), len(speeds), where)
+    props = {"role": r.props.get("role", "")}
+    props.update(r.props)
+    return Host(id=hid, name=r.name, core_count=core, pstates=pstates, default_pstate=default,
+                wattage_off=wattage_off, sleep_pstates=sleeps, properties=props,
+                zone_properties=dict(r.zone_props), role=props["role"])
+
+
+def _parse_wattage(r: _RawHost, nb_pstates: int, where: str, *, strict: bool
+                   ) -> list[tuple[float, float, float]]:
+    """SimGrid energy plugin: ``idle:epsilon:all_cores`` or ``idle:all_cores`` per pstate."""
+    text = r.props.get("wattage_per_state", r.props.get("watt_per_state"))
+    zeros = [(0.0, 0.0, 0.0)] * nb_pstates
+    if text is None:
+        if strict:
+            raise PlatformError(f"{where}: no wattage_per_state property (needed with -E)")
+        return zeros
+    try:
+        watts = []
+        for entry in text.split(","):
+            vals = [float(v) for v in entry.split(":")]
+            if len(vals) == 2:  # SimGrid: epsilon defaults to idle
+                vals = [vals[0], vals[0], vals[1]]
+            if len(vals) != 3:
+                raise ValueError(f"pstate entry {entry.strip()!r} must have 2 or 3 values")
+            watts.append(tuple(vals))
+        if len(watts) != nb_pstates:
+            raise ValueError(f"{len(watts)} wattage entries for {nb_pstates} pstate(s)")
+    except ValueError as exc:
+        if strict:
+            raise PlatformError(f"{where}: bad wattage_per_state: {exc}") from None
+        return zeros
+    return watts
+
+
+def _parse_sleep_pstates(text: str, nb_pstates: int, where: str) -> tuple[SleepSpec, ...]:
+    specs = []
+    for triple in filter(None, (t.strip() for t in text.split(","))):
+        try:
+            sleep, off, on = (int(v) for v in triple.split(":"))
+        except ValueError:
+            raise PlatformError(f"{where}: bad sleep_pstates triple {triple!r} "
+                                "(expected sleep:off:on)") from None
+        for p in (sleep, off, on):
+            if not 0 <= p < nb_pstates:
+                raise PlatformError(f"{where}: sleep_pstates {triple!r}: pstate {p} does not "
+                                    f"exist ({nb_pstates} pstates)")
+        specs.append(SleepSpec(sleep, off, on))
+    return tuple(specs)

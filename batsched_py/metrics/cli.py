@@ -1,0 +1,59 @@
+"""``batsched-py metrics``: summaries and per-job tables from Batsim outputs."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .compare import compare_table, format_table, write_csv
+from .io import MetricsInputError, require_path
+from .jobs import read_jobs
+from .summary import write_job_table
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="batsched-py metrics",
+        description="Compute scheduling and energy metrics from Batsim (or emulator) outputs. "
+                    "Each SOURCE is an output prefix (PREFIX_jobs.csv exists) or a directory "
+                    "with out_jobs.csv; name it with NAME=SOURCE.")
+    p.add_argument("sources", nargs="+", metavar="[NAME=]SOURCE")
+    p.add_argument("-p", "--platform", help="platform XML, for wasted energy (idle + switching)")
+    p.add_argument("-o", "--output", help="write the summary table as CSV")
+    p.add_argument("--jobs-csv", metavar="DIR",
+                   help="write one per-job metrics CSV per run into DIR (NAME_job_metrics.csv)")
+    p.add_argument("--all-columns", action="store_true", help="print every summary column")
+    return p
+
+
+def parse_sources(items: list[str]) -> dict[str, Path]:
+    """``NAME=SOURCE`` or ``SOURCE`` (named after its last path component)."""
+    out = {}
+    for item in items:
+        name, _, source = item.rpartition("=")
+        out[name or Path(source).name] = Path(source)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    results = parse_sources(args.sources)
+    try:
+        rows = compare_table(results, args.platform)
+        if args.jobs_csv:
+            Path(args.jobs_csv).mkdir(parents=True, exist_ok=True)
+            for name, source in results.items():
+                table = read_jobs(require_path(source, "jobs"))
+                write_job_table(table, Path(args.jobs_csv) / f"{name}_job_metrics.csv")
+    except (MetricsInputError, ValueError, OSError) as exc:
+        print(f"metrics: error: {exc}", file=sys.stderr)
+        return 2
+    if args.output:
+        write_csv(rows, args.output)
+    columns = list(rows[0]) if args.all_columns and rows else None
+    print(format_table(rows, columns))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

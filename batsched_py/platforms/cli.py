@@ -1,0 +1,85 @@
+"""``batsched-py platform``: generate cluster platforms, upgrade Batsim 3 ones."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .generate import energy_cluster, plain_cluster, platform_xml, taurus_cluster
+from .read import PlatformError
+from .upgrade import upgrade_platform_file
+
+
+def _floats(text: str) -> list[float]:
+    try:
+        return [float(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="batsched-py platform",
+                                description="Generate Batsim 4 / SimGrid 3.32 cluster platforms "
+                                            "or upgrade Batsim 3 platforms.")
+    sub = p.add_subparsers(dest="command", required=True)
+    t = sub.add_parser("taurus", help="Grid'5000 Taurus energy cluster (95/190 W, 9 W asleep, "
+                                      "off 3 units at 101 W, on 1 unit at 125 W, 1 Mflop/s)")
+    t.add_argument("output", help="XML file to write")
+    t.add_argument("-n", "--nodes", type=int, default=16, help="number of compute hosts (16)")
+    t.add_argument("--off-time", type=float, default=3, help="time units to switch off (3)")
+    t.add_argument("--on-time", type=float, default=1, help="time units to switch on (1)")
+    g = sub.add_parser("cluster", help="homogeneous cluster, optionally with an energy model")
+    g.add_argument("output", help="XML file to write")
+    g.add_argument("-n", "--nodes", type=int, required=True, help="number of compute hosts")
+    g.add_argument("--cores", type=int, default=1, help="cores per host (1)")
+    g.add_argument("--speeds", type=_floats, default=[1e9],
+                   help="comma-separated flop/s of the computing pstates, fastest first (1e9)")
+    g.add_argument("--no-energy", action="store_true", help="no energy properties")
+    g.add_argument("--idle", type=_floats, default=[95.0], help="idle watts per computing pstate (95)")
+    g.add_argument("--compute", type=_floats, default=[190.0], help="all-cores watts per computing pstate (190)")
+    g.add_argument("--sleep", type=float, default=9.0, help="watts asleep (9)")
+    g.add_argument("--off-time", type=float, default=6.1, help="seconds to switch off (6.1)")
+    g.add_argument("--off-watts", type=float, default=101.0, help="watts while switching off (101)")
+    g.add_argument("--on-time", type=float, default=151.5, help="seconds to switch on (151.5)")
+    g.add_argument("--on-watts", type=float, default=125.0, help="watts while switching on (125)")
+    u = sub.add_parser("upgrade", help="Batsim 3 platform -> Batsim 4 (watt_per_state -> wattage_per_state ...)")
+    u.add_argument("input", help="Batsim 3 platform XML")
+    u.add_argument("output", help="Batsim 4 platform XML to write")
+    return p
+
+
+def _per_pstate(values: list[float], n: int, name: str) -> list[float]:
+    if len(values) == 1:
+        return values * n
+    if len(values) != n:
+        raise ValueError(f"--{name} needs 1 or {n} values (one per speed)")
+    return values
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "upgrade":
+            for change in upgrade_platform_file(args.input, args.output):
+                print(change)
+            return 0
+        if args.command == "taurus":
+            spec = taurus_cluster(args.nodes, args.off_time, args.on_time)
+        elif args.no_energy:
+            spec = plain_cluster(args.nodes, args.speeds[0], args.cores)
+        else:
+            n = len(args.speeds)
+            spec = energy_cluster(args.nodes, args.speeds, _per_pstate(args.idle, n, "idle"),
+                                  _per_pstate(args.compute, n, "compute"), args.sleep,
+                                  args.off_time, args.off_watts, args.on_time, args.on_watts,
+                                  cores=args.cores)
+        Path(args.output).write_text(platform_xml(spec))
+    except (PlatformError, ValueError, OSError) as exc:
+        print(f"platform: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,84 @@
+"""Upgrade Batsim 3 / SimGrid v4.0 platform XML to Batsim 4 / SimGrid 3.32.
+
+Changes made (each one reported):
+  * ``<platform version="4">`` (or older) -> ``version="4.1"``; ``<AS>`` -> ``<zone>``;
+  * host property ``watt_per_state`` (``idle:max`` pairs, or one value) ->
+    ``wattage_per_state`` (``idle:epsilon:allcores``, epsilon = idle);
+  * ``watt_off`` -> ``wattage_off``;
+  * ``<config>`` option names with underscores -> dashes (``contexts/stack_size``
+    -> ``contexts/stack-size``), the spelling current SimGrid expects.
+``sleep_pstates`` keeps its name and meaning. Comments are preserved.
+"""
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from .read import PlatformError, parse_xml
+
+PROP_RENAMES = {"watt_per_state": "wattage_per_state", "watt_off": "wattage_off"}
+DOCTYPE = '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">'
+
+
+def upgrade_wattages(value: str, where: str) -> str:
+    """``idle:max`` pairs (or single values) -> ``idle:idle:max`` triples."""
+    out = []
+    for item in value.split(","):
+        parts = [p.strip() for p in item.strip().split(":")]
+        try:
+            [float(p) for p in parts]
+        except ValueError:
+            raise PlatformError(f"{where}: non-numeric wattage {item.strip()!r}") from None
+        if len(parts) == 1:
+            parts = parts * 3
+        elif len(parts) == 2:
+            parts = [parts[0], parts[0], parts[1]]
+        elif len(parts) != 3:
+            raise PlatformError(f"{where}: wattage {item.strip()!r} has {len(parts)} values")
+        out.append(":".join(parts))
+    return ", ".join(out)
+
+
+def _upgrade_prop(prop: ET.Element, owner: str, source: str, changes: list[str]) -> None:
+    pid = prop.get("id", "")
+    where = f"{source}: <{owner}> <prop id={pid!r}>"
+    if pid == "watt_per_state":
+        prop.set("value", upgrade_wattages(prop.get("value", ""), where))
+    if pid in PROP_RENAMES:
+        prop.set("id", PROP_RENAMES[pid])
+        changes.append(f"{owner}: {pid} -> {PROP_RENAMES[pid]}")
+
+
+def upgrade_tree(tree: ET.ElementTree, source: str = "<platform>") -> list[str]:
+    """Upgrade ``tree`` in place and return the list of changes."""
+    root = tree.getroot()
+    if root.tag != "platform":
+        raise PlatformError(f"{source}: root element is <{root.tag}>, expected <platform>")
+    changes = []
+    if root.get("version", "0") != "4.1":
+        changes.append(f"platform version {root.get('version')} -> 4.1")
+        root.set("version", "4.1")
+    for elem in root.iter():
+        if elem.tag == "AS":
+            elem.tag = "zone"
+            changes.append(f"<AS id={elem.get('id')!r}> -> <zone>")
+        elif elem.tag == "config":
+            for prop in elem.findall("prop"):
+                pid = prop.get("id", "")
+                if "_" in pid:
+                    prop.set("id", pid.replace("_", "-"))
+                    changes.append(f"config {pid} -> {prop.get('id')}")
+        elif elem.tag == "host":
+            for prop in elem.findall("prop"):
+                _upgrade_prop(prop, f"host id={elem.get('id')!r}", source, changes)
+    return changes
+
+
+def upgrade_platform_file(src: str | Path, dst: str | Path) -> list[str]:
+    """Read a Batsim 3 platform, write its Batsim 4 version, return the changes."""
+    tree = parse_xml(src)
+    changes = upgrade_tree(tree, str(src))
+    ET.indent(tree, space="  ")
+    body = ET.tostring(tree.getroot(), encoding="unicode")
+    Path(dst).write_text(f'<?xml version="1.0"?>\n{DOCTYPE}\n{body}\n')
+    return changes

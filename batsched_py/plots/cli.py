@@ -1,0 +1,54 @@
+"""``batsched-py plot``: Gantt charts, power/state timelines, run comparisons."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..metrics.cli import parse_sources
+from ..metrics.io import MetricsInputError
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="batsched-py plot",
+                                description="Plot Batsim outputs (PNG and PDF). SOURCE is an output "
+                                            "prefix (PREFIX_jobs.csv) or a directory with out_jobs.csv. "
+                                            "Needs matplotlib (the 'plot' extra).")
+    sub = p.add_subparsers(dest="command", required=True)
+    g = sub.add_parser("gantt", help="Gantt chart of the jobs")
+    g.add_argument("source")
+    g.add_argument("-o", "--output", required=True, help="output path without extension")
+    e = sub.add_parser("power", help="power and machine states over time")
+    e.add_argument("source")
+    e.add_argument("-o", "--output", required=True, help="output path without extension")
+    for q in (g, e):
+        q.add_argument("--time-unit", default="s", help="label of the time axis unit (s)")
+    c = sub.add_parser("compare", help="bar charts and CDFs comparing runs")
+    c.add_argument("sources", nargs="+", metavar="[NAME=]SOURCE")
+    c.add_argument("-o", "--outdir", required=True, help="directory for the figures")
+    c.add_argument("-p", "--platform", help="platform XML (for wasted energy)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "gantt":
+            from .gantt import plot_gantt
+            paths = plot_gantt(args.source, args.output, time_unit=args.time_unit)
+        elif args.command == "power":
+            from .power import plot_power_states
+            paths = plot_power_states(args.source, args.output, time_unit=args.time_unit)
+        else:
+            from .compare import comparison_plots
+            paths = comparison_plots(parse_sources(args.sources), args.outdir, args.platform)
+    except (ImportError, MetricsInputError, ValueError, OSError) as exc:
+        print(f"plot: error: {exc}", file=sys.stderr)
+        return 2
+    for path in paths:
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,72 @@
+"""Figures comparing several runs: metric bar charts and per-job CDFs."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..metrics.compare import compare_table
+from ..metrics.io import require_path
+from ..metrics.jobs import read_jobs
+from ._mpl import pyplot, save
+
+BAR_METRICS = {"waiting_time_mean": "mean waiting time (s)",
+               "bounded_slowdown_mean": "mean bounded slowdown",
+               "makespan": "makespan (s)", "utilisation": "utilisation",
+               "energy_total": "energy (J)", "energy_wasted": "wasted energy (J)"}
+CDF_METRICS = {"waiting_time": "waiting time (s)", "slowdown": "slowdown",
+               "bounded_slowdown": "bounded slowdown"}
+
+
+def plot_bars(rows: list[dict], metric: str, out: str | Path, label: str | None = None) -> list[Path]:
+    """One bar per run for ``metric`` (a summary column)."""
+    plt = pyplot()
+    names = [r["run"] for r in rows]
+    values = [float(r.get(metric, np.nan)) for r in rows]
+    fig, ax = plt.subplots(figsize=(max(4, 1.2 * len(rows) + 2), 4))
+    bars = ax.bar(names, values, color=plt.get_cmap("tab10")(np.arange(len(rows)) % 10))
+    ax.bar_label(bars, fmt="%.4g", fontsize="small")
+    ax.set_ylabel(label or metric)
+    ax.set_xlabel("run")
+    ax.set_title(f"{label or metric} per run")
+    ax.tick_params(axis="x", rotation=20)
+    return save(fig, out)
+
+
+def plot_cdfs(results: dict[str, Path], metric: str, out: str | Path,
+              label: str | None = None, log_x: bool = True) -> list[Path]:
+    """Empirical CDF of a per-job metric (finished jobs), one curve per run."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for name, source in results.items():
+        table = read_jobs(require_path(source, "jobs"))
+        values = np.sort(table.metrics[metric][table.finished])
+        values = values[~np.isnan(values)]
+        if values.size:
+            ax.step(values, np.arange(1, values.size + 1) / values.size, where="post", label=name)
+    if log_x:
+        ax.set_xscale("symlog", linthresh=1.0)
+    ax.set_xlabel(label or metric)
+    ax.set_ylabel("fraction of jobs")
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(title="run")
+    ax.set_title(f"CDF of {label or metric}")
+    return save(fig, out)
+
+
+def comparison_plots(results: dict[str, Path], outdir: str | Path,
+                     platform: str | Path | None = None) -> list[Path]:
+    """Bar charts of the main metrics and CDFs of waiting time and slowdowns.
+
+    Metrics that no run has (e.g. energy without -E) are skipped.
+    """
+    outdir = Path(outdir)
+    rows = compare_table(results, platform)
+    written: list[Path] = []
+    for metric, label in BAR_METRICS.items():
+        if any(np.isfinite(float(r.get(metric, np.nan))) for r in rows):
+            written += plot_bars(rows, metric, outdir / f"bar_{metric}", label)
+    for metric, label in CDF_METRICS.items():
+        written += plot_cdfs(results, metric, outdir / f"cdf_{metric}", label)
+    return written

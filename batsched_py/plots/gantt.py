@@ -1,0 +1,35 @@
+"""Gantt chart of a run: one rectangle per contiguous block of allocated hosts."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from procset import ProcSet
+
+from ..metrics.io import require_path
+from ..metrics.jobs import read_jobs
+from ._mpl import pyplot, save
+
+
+def plot_gantt(source: str | Path, out: str | Path, title: str | None = None,
+               time_unit: str = "s") -> list[Path]:
+    """Jobs as host x time rectangles; killed/failed jobs hatched."""
+    plt = pyplot()
+    table = read_jobs(require_path(source, "jobs"))
+    fig, ax = plt.subplots(figsize=(10, 5))
+    cmap = plt.get_cmap("tab20")
+    max_host = 0
+    for i in np.flatnonzero(table.finished):
+        procs = ProcSet.from_str(table.allocated[i]) if table.allocated[i] else ProcSet()
+        failed = table.success[i] != 1
+        for low, high in procs.intervals():
+            ax.broken_barh([(table.start[i], table.run[i])], (low, high - low + 1),
+                           facecolors=cmap(i % 20), edgecolor="black", linewidth=0.3,
+                           hatch="//" if failed else None)
+            max_host = max(max_host, high)
+    ax.set_xlabel(f"time ({time_unit})")
+    ax.set_ylabel("host")
+    ax.set_ylim(0, max_host + 1)
+    ax.set_title(title or f"Gantt chart: {Path(source).name} ({int(table.finished.sum())} jobs; "
+                          "hatched = killed/failed)")
+    return save(fig, out)

@@ -1,0 +1,50 @@
+"""Power and machine states over time (energy-enabled runs)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..metrics.energy import STATE_COLUMNS
+from ..metrics.io import MetricsInputError, floats, output_path, read_columns
+from ._mpl import pyplot, save
+
+
+def _power_series(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """Average power between consecutive energy records (d energy / d t)."""
+    cols = read_columns(path, ["time", "energy"])
+    t, e = floats(cols, "time", path), floats(cols, "energy", path)
+    keep = np.append(np.diff(t) > 0, False)
+    t_next = np.append(t[1:], t[-1])
+    e_next = np.append(e[1:], e[-1])
+    power = (e_next[keep] - e[keep]) / (t_next[keep] - t[keep])
+    return t[keep], power
+
+
+def plot_power_states(source: str | Path, out: str | Path, time_unit: str = "s") -> list[Path]:
+    """Top: power drawn (W); bottom: stacked number of machines per state."""
+    plt = pyplot()
+    states = output_path(source, "machine_states")
+    if states is None:
+        raise MetricsInputError(f"{source}: no machine_states output to plot")
+    energy = output_path(source, "consumed_energy")
+    fig, axes = plt.subplots(2 if energy else 1, 1, figsize=(10, 6 if energy else 3.5),
+                             sharex=True, squeeze=False)
+    axes = axes[:, 0]
+    if energy:
+        t, p = _power_series(energy)
+        axes[0].step(t, p, where="post", color="tab:red", label="power")
+        axes[0].set_ylabel("power (W)")
+        axes[0].set_title(f"Power and machine states: {Path(source).name}")
+        axes[0].legend(loc="upper right")
+    cols = read_columns(states, ["time", *STATE_COLUMNS])
+    t = floats(cols, "time", states)
+    counts = [floats(cols, c, states) for c in STATE_COLUMNS]
+    axes[-1].stackplot(t, *counts, step="post",
+                       labels=[c[3:].replace("_", " ") for c in STATE_COLUMNS],
+                       colors=["tab:blue", "tab:orange", "tab:purple", "tab:gray", "tab:green"])
+    axes[-1].set_ylim(0, 1.3 * max(1.0, float(sum(c[0] for c in counts))))  # room for the legend
+    axes[-1].set_ylabel("machines")
+    axes[-1].set_xlabel(f"time ({time_unit})")
+    axes[-1].legend(loc="upper right", fontsize="small", ncol=5)
+    return save(fig, out)

@@ -1,0 +1,63 @@
+"""Typed reads of JSON fields, each failure naming the field's place in the message."""
+from typing import Any, Mapping
+
+from .errors import ProtocolError
+
+_MISSING = object()
+
+
+def require_object(value: Any, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, dict):
+        raise ProtocolError(f"expected a JSON object, got {_kind(value)}", where)
+    return value
+
+
+def get(data: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str,
+        default: Any = _MISSING) -> Any:
+    """``data[key]`` checked against ``kind``; ``default`` makes the field optional."""
+    value = data.get(key, _MISSING)
+    if value is _MISSING:
+        if default is _MISSING:
+            raise ProtocolError(f"missing field {key!r}", where)
+        return default
+    if not _is(value, kind):
+        raise ProtocolError(f"field {key!r} must be {_names(kind)}, got {_kind(value)}", f"{where}.{key}")
+    return value
+
+
+def number(data: Mapping[str, Any], key: str, where: str, default: Any = _MISSING) -> Any:
+    value = get(data, key, (int, float), where, default)
+    if isinstance(value, float) and value != value:
+        raise ProtocolError(f"field {key!r} is NaN", f"{where}.{key}")
+    return value
+
+
+def string_list(data: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
+    items = get(data, key, list, where)
+    for i, item in enumerate(items):
+        if not isinstance(item, str):
+            raise ProtocolError(f"must be a string, got {_kind(item)}", f"{where}.{key}[{i}]")
+    return tuple(items)
+
+
+def _is(value: Any, kind: type | tuple[type, ...]) -> bool:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    # JSON booleans are not numbers, although Python's bool subclasses int.
+    if isinstance(value, bool) and bool not in kinds:
+        return False
+    return isinstance(value, kinds)
+
+
+def _names(kind: type | tuple[type, ...]) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return " or ".join(_JSON_NAMES.get(k, k.__name__) for k in kinds)
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    return _JSON_NAMES.get(type(value), type(value).__name__)
+
+
+_JSON_NAMES = {dict: "an object", list: "an array", str: "a string", int: "an integer",
+               float: "a number", bool: "a boolean"}

@@ -1,0 +1,83 @@
+"""Whole protocol messages: ``{"now": t, "events": [...]}``, decoded, checked and encoded."""
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, Iterable, Optional
+
+from . import fields as f
+from .errors import ProtocolError
+from .events import BATSIM, EVENT_TYPES, SCHEDULER, Event
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    now: float
+    events: tuple[Event, ...] = ()
+
+    def to_data(self) -> dict[str, Any]:
+        return {"now": self.now,
+                "events": [{"timestamp": e.timestamp, "type": e.TYPE, "data": e.to_data()} for e in self.events]}
+
+
+def check_order(now: float, timestamps: Iterable[float], where: str = "message") -> None:
+    """The protocol's two timing rules: events ascend, and none is after ``now``."""
+    previous = -math.inf
+    for i, t in enumerate(timestamps):
+        if t < previous:
+            raise ProtocolError(f"event timestamp {t} is before the previous event's {previous} "
+                                "(events must be in ascending time order)", f"{where}.events[{i}].timestamp")
+        if t > now:
+            raise ProtocolError(f"event timestamp {t} is after the message's now={now}",
+                                f"{where}.events[{i}].timestamp")
+        previous = t
+
+
+def decode_event(raw: Any, where: str, sender: Optional[str] = None) -> Event:
+    raw = f.require_object(raw, where)
+    kind = f.get(raw, "type", str, where)
+    cls = EVENT_TYPES.get(kind)
+    if cls is None:
+        raise ProtocolError(f"unknown event type {kind!r}", f"{where}.type")
+    if sender is not None and sender not in cls.SENT_BY:
+        raise ProtocolError(f"{kind} is never sent by the {sender}", f"{where}.type")
+    timestamp = f.number(raw, "timestamp", where)
+    if not math.isfinite(timestamp) or timestamp < 0:
+        raise ProtocolError(f"timestamp must be a finite non-negative number, got {timestamp}",
+                            f"{where}.timestamp")
+    data = raw.get("data", {})
+    if data is None and kind in ("SIMULATION_ENDS", "REQUESTED_CALL"):
+        data = {}
+    data = f.require_object(data, f"{where}.data")
+    return cls.from_data(float(timestamp), data, f"{where}.data")
+
+
+def decode_message(raw: bytes | str | dict, sender: Optional[str] = None) -> Message:
+    """Parse one message; ``sender`` ("batsim" or "scheduler") also checks event directions."""
+    if sender not in (None, BATSIM, SCHEDULER):
+        raise ValueError(f"sender must be {BATSIM!r} or {SCHEDULER!r}")
+    if isinstance(raw, (bytes, bytearray, memoryview)):
+        try:
+            raw = bytes(raw).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ProtocolError(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            raise ProtocolError(f"not valid JSON ({exc})") from None
+    data = f.require_object(raw, "message")
+    now = f.number(data, "now", "message")
+    if not math.isfinite(now) or now < 0:
+        raise ProtocolError(f"now must be a finite non-negative number, got {now}", "message.now")
+    raw_events = f.get(data, "events", list, "message")
+    events = tuple(decode_event(e, f"message.events[{i}]", sender) for i, e in enumerate(raw_events))
+    check_order(now, (e.timestamp for e in events))
+    return Message(float(now), events)
+
+
+def encode_message(message: Message) -> bytes:
+    # allow_nan=False: Batsim's JSON parser rejects NaN/Infinity, so fail here, on our side.
+    try:
+        return json.dumps(message.to_data(), separators=(",", ":"), allow_nan=False).encode("utf-8")
+    except ValueError as exc:
+        raise ProtocolError(f"cannot encode message: {exc}") from None

@@ -1,0 +1,53 @@
+"""One simulation from inputs to Batsim output files, whatever the backend, plus its summary."""
+import sys
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence
+
+from .scheduler import create
+
+BACKENDS = ("emulator", "batsim", "docker")
+
+
+def run_simulation(platform: Path, workloads: Sequence[Path], scheduler: str,
+                   options: Optional[Mapping[str, Any]] = None, *, export: str = "out/out", energy: bool = False,
+                   events: Sequence[Path] = (), mmax: int = 0, backend: str = "emulator",
+                   timeout: float = 600.0, progress: bool = False) -> Path:
+    """Run ``scheduler`` on the inputs and return the output prefix (``PREFIX_jobs.csv`` exists after)."""
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    policy = create(scheduler, options)
+    Path(export).parent.mkdir(parents=True, exist_ok=True)
+    if backend == "emulator":
+        from .emulator import simulate
+        result = simulate(platform, list(workloads), policy, output_prefix=export, energy=energy,
+                          events=list(events), mmax=mmax, progress=progress)
+        return Path(result.output_prefix)
+    from .launcher import launch
+    return Path(launch(backend, policy, Path(platform), list(map(Path, workloads)), export=export,
+                       energy=energy, events=list(events), mmax=mmax, timeout=timeout))
+
+
+SUMMARY_FIELDS = (
+    ("nb_jobs", "jobs", "{:.0f}"),
+    ("nb_jobs_success", "succeeded", "{:.0f}"),
+    ("makespan", "makespan (s)", "{:.1f}"),
+    ("mean_waiting_time", "mean waiting time (s)", "{:.1f}"),
+    ("mean_slowdown", "mean slowdown", "{:.3f}"),
+    ("mean_bounded_slowdown", "mean bounded slowdown (10 s)", "{:.3f}"),
+    ("utilisation", "utilisation", "{:.3f}"),
+    ("total_energy", "energy (J)", "{:.6g}"),
+    ("wasted_energy", "wasted energy (J)", "{:.6g}"),
+)
+
+
+def print_summary(prefix: Path, name: str, energy: bool = False, file=sys.stdout) -> dict[str, Any]:
+    from .metrics import compare_table
+    row = compare_table({name: Path(prefix)})[0]
+    print(f"{name}: outputs in {prefix}_*.csv", file=file)
+    for key, label, fmt in SUMMARY_FIELDS:
+        if key not in row or row[key] in (None, ""):
+            continue
+        if key in ("total_energy", "wasted_energy") and not energy:
+            continue
+        print(f"  {label:<30} {fmt.format(float(row[key]))}", file=file)
+    return row

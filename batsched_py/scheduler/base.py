@@ -1,0 +1,217 @@
+"""The scheduler API: one callback per event kind, a live view, and checked decision helpers.
+
+A policy subclasses :class:`Scheduler`, reads ``self.platform`` and
+``self.jobs``, and decides through the helpers (``execute``, ``reject``,
+``kill``, ``call_me_later``, ``set_pstate``, ...).  Each helper checks the
+decision against the protocol's rules and the view *before* anything is sent
+and raises :class:`DecisionError` naming the decision and the rule it breaks.
+
+Callbacks run once per event, in message order; then :meth:`schedule` runs
+once per message, which is where most policies take their decisions.
+"""
+from typing import Any, Iterable, Mapping, Optional
+
+from procset import ProcSet
+
+from .. import protocol as p
+from .view import HostState, Job, Jobs, JobStatus, Platform
+
+
+class DecisionError(ValueError):
+    """A decision that Batsim would refuse (or abort on), caught before it is sent."""
+
+
+def _hosts(hosts: ProcSet | Iterable[int] | int) -> ProcSet:
+    if isinstance(hosts, ProcSet):
+        return hosts
+    if isinstance(hosts, int):
+        return ProcSet(hosts)
+    return ProcSet(*hosts)
+
+
+class Scheduler:
+    """Base class of every policy.  ``options`` come from ``--config`` (a JSON object)."""
+
+    #: one line shown by ``batsched-py list-schedulers``
+    description = "abstract base class"
+
+    def __init__(self, options: Optional[Mapping[str, Any]] = None):
+        self.options: dict[str, Any] = dict(options or {})
+        self.platform: Platform = Platform(())
+        self.jobs = Jobs()
+        self.now = 0.0
+        self.batsim_config: Mapping[str, Any] = {}
+        self.no_more_static_jobs = False
+        self.no_more_external_events = False
+        self.finished = False
+        self._decision_time = 0.0
+        self._outbox: list[p.Event] = []
+        self._wakeups: set[float] = set()   # CALL_ME_LATER times asked and not yet delivered
+
+    # --- callbacks: override what the policy needs -------------------------------------
+    def on_simulation_begins(self, event: p.SimulationBegins) -> None: ...
+    def on_simulation_ends(self, event: p.SimulationEnds) -> None: ...
+    def on_job_submitted(self, job: Job) -> None: ...
+    def on_job_completed(self, job: Job) -> None: ...
+    def on_jobs_killed(self, jobs: list[Job], event: p.JobKilled) -> None: ...
+    def on_resource_state_changed(self, hosts: ProcSet, pstate: int) -> None: ...
+    def on_requested_call(self) -> None: ...
+    def on_machine_unavailable(self, hosts: ProcSet) -> None: ...
+    def on_machine_available(self, hosts: ProcSet) -> None: ...
+    def on_no_more_static_jobs(self) -> None: ...
+    def on_notify(self, event: p.Notify) -> None:
+        """Notifications without a dedicated callback (forwarded external events)."""
+    def on_answer(self, event: p.Answer) -> None: ...
+
+    def estimate_waiting_time(self, job: p.JobDescription) -> float:
+        """Answer to Batsim's estimate_waiting_time QUERY; -1 means the policy cannot tell."""
+        return -1.0
+
+    def schedule(self) -> None:
+        """Called once after every message's events have been applied: take decisions here."""
+
+    # --- decisions ----------------------------------------------------------------------
+    @property
+    def decision_time(self) -> float:
+        return self._decision_time
+
+    def advance_to(self, t: float) -> None:
+        """Model decision-making time: the next decisions (and the reply) happen at ``t``."""
+        if t < self._decision_time:
+            raise DecisionError(f"cannot move decision time back from {self._decision_time} to {t}")
+        self._decision_time = t
+
+    def execute(self, job: Job | str, hosts: ProcSet | Iterable[int] | int,
+                mapping: Optional[Mapping[str, Any]] = None) -> None:
+        job = self._job(job, "EXECUTE_JOB")
+        hosts = _hosts(hosts)
+        rule = None
+        if job.status is not JobStatus.QUEUED:
+            rule = f"job is {job.status.value}, only a queued job can be executed"
+        elif not hosts:
+            rule = "empty allocation"
+        elif self.platform.unknown_hosts(hosts):
+            rule = f"hosts {self.platform.unknown_hosts(hosts)} do not exist (platform has {self.platform.all})"
+        elif mapping is None and len(hosts) != job.res:
+            rule = f"job requests {job.res} hosts, allocation has {len(hosts)}"
+        elif not hosts.issubset(self.platform.free):
+            busy = hosts - self.platform.free
+            states = sorted({self.platform[h].state.value if not self.platform[h].unavailable else "unavailable"
+                             for h in busy})
+            rule = f"hosts {busy} are not free ({', '.join(states)})"
+        if rule:
+            raise DecisionError(f"EXECUTE_JOB {job.id} on {hosts} at t={self._decision_time}: {rule}")
+        self.jobs.started(job, hosts, self._decision_time)
+        self.platform.allocate(hosts, job.id)
+        self._send(p.ExecuteJob(self._decision_time, job.id, hosts, mapping))
+
+    def reject(self, job: Job | str) -> None:
+        job = self._job(job, "REJECT_JOB")
+        if job.status is not JobStatus.QUEUED:
+            raise DecisionError(f"REJECT_JOB {job.id}: job is {job.status.value}, only a queued job can be rejected")
+        self.jobs.rejected(job, self._decision_time)
+        self._send(p.RejectJob(self._decision_time, job.id))
+
+    def kill(self, jobs: Job | str | Iterable[Job | str]) -> None:
+        if isinstance(jobs, (Job, str)):
+            jobs = [jobs]
+        resolved = [self._job(j, "KILL_JOB") for j in jobs]
+        for job in resolved:
+            if job.status is not JobStatus.RUNNING:
+                raise DecisionError(f"KILL_JOB {job.id}: job is {job.status.value}, only a running job can be killed")
+            job.kill_requested = True
+        if not resolved:
+            raise DecisionError("KILL_JOB needs at least one job")
+        self._send(p.KillJob(self._decision_time, tuple(j.id for j in resolved)))
+
+    def call_me_later(self, at: float) -> None:
+        if not at > self._decision_time:
+            raise DecisionError(f"CALL_ME_LATER at t={at}: must be strictly after now={self._decision_time}")
+        self._wakeups.add(at)
+        self._send(p.CallMeLater(self._decision_time, at))
+
+    def set_pstate(self, hosts: ProcSet | Iterable[int] | int, pstate: int) -> None:
+        """SET_RESOURCE_STATE: the hosts are unusable until RESOURCE_STATE_CHANGED arrives."""
+        hosts = _hosts(hosts)
+        where = f"SET_RESOURCE_STATE {hosts} -> {pstate} at t={self._decision_time}"
+        if not hosts:
+            raise DecisionError(f"{where}: empty resource set")
+        if self.platform.unknown_hosts(hosts):
+            raise DecisionError(f"{where}: hosts {self.platform.unknown_hosts(hosts)} do not exist")
+        for h in hosts:
+            r = self.platform[h]
+            if r.jobs:
+                raise DecisionError(f"{where}: host {h} is computing job(s) {sorted(r.jobs)}")
+            if r.target_pstate is not None:
+                raise DecisionError(f"{where}: host {h} is still switching to pstate {r.target_pstate}")
+            if r.power is not None:
+                if not 0 <= pstate < len(r.power.pstates) or pstate in r.power.virtual_pstates:
+                    raise DecisionError(f"{where}: host {h} has no pstate {pstate} a scheduler may ask for")
+        self.platform.request_pstate(hosts, pstate)
+        self._send(p.SetResourceState(self._decision_time, hosts, str(pstate)))
+
+    def switch_off(self, hosts: ProcSet | Iterable[int] | int) -> None:
+        """Put hosts to sleep in their first declared sleep pstate."""
+        hosts = _hosts(hosts)
+        for pstate, group in self._group_by(hosts, lambda r: r.power.sleep[0].sleep).items():
+            self.set_pstate(group, pstate)
+
+    def switch_on(self, hosts: ProcSet | Iterable[int] | int, pstate: int = 0) -> None:
+        self.set_pstate(hosts, pstate)
+
+    def register_profile(self, workload: str, name: str, profile: Mapping[str, Any]) -> None:
+        self._send(p.RegisterProfile(self._decision_time, workload, name, dict(profile)))
+
+    def register_job(self, job_id: str, res: int, profile: str, walltime: Optional[float] = None,
+                     **extra: Any) -> None:
+        if "!" not in job_id:
+            raise DecisionError(f"REGISTER_JOB {job_id}: job id must be WORKLOAD!NAME")
+        if job_id in self.jobs:
+            raise DecisionError(f"REGISTER_JOB {job_id}: a job with this id already exists")
+        desc = p.JobDescription(job_id, res, profile, self._decision_time, walltime, extra)
+        self._send(p.RegisterJob(self._decision_time, job_id, desc))
+
+    def notify_registration_finished(self) -> None:
+        self._send(p.Notify(self._decision_time, "registration_finished"))
+
+    def notify_continue_registration(self) -> None:
+        self._send(p.Notify(self._decision_time, "continue_registration"))
+
+    def set_metadata(self, job: Job | str, metadata: str) -> None:
+        job = self._job(job, "SET_JOB_METADATA")
+        job.metadata = metadata
+        self._send(p.SetJobMetadata(self._decision_time, job.id, metadata))
+
+    def change_job_state(self, job: Job | str, state: str, kill_reason: Optional[str] = None) -> None:
+        job = self._job(job, "CHANGE_JOB_STATE")
+        if state not in p.JOB_STATES:
+            raise DecisionError(f"CHANGE_JOB_STATE {job.id}: unknown state {state!r}")
+        self._send(p.ChangeJobState(self._decision_time, job.id, state, kill_reason))
+
+    def query_consumed_energy(self) -> None:
+        self._send(p.Query(self._decision_time, {"consumed_energy": {}}))
+
+    # --- internals ----------------------------------------------------------------------
+    def _job(self, job: Job | str, decision: str) -> Job:
+        if isinstance(job, Job):
+            return job
+        try:
+            return self.jobs[job]
+        except KeyError:
+            raise DecisionError(f"{decision} {job}: no such job was submitted") from None
+
+    def _group_by(self, hosts: ProcSet, key) -> dict[Any, list[int]]:
+        groups: dict[Any, list[int]] = {}
+        for h in hosts:
+            r = self.platform[h]
+            if r.power is None or not r.power.sleep:
+                raise DecisionError(f"host {h} ({r.name}) declares no sleep pstate")
+            groups.setdefault(key(r), []).append(h)
+        return groups
+
+    def _send(self, event: p.Event) -> None:
+        self._outbox.append(event)
+
+    def take_decisions(self) -> list[p.Event]:
+        out, self._outbox = self._outbox, []
+        return out

@@ -1,0 +1,92 @@
+"""The energy model a scheduler reads from host properties in SIMULATION_BEGINS.
+
+Batsim 4 names: ``wattage_per_state`` ("idle:epsilon:allcores, ..." or
+"idle:allcores, ...", one entry per pstate), ``wattage_off`` and
+``sleep_pstates`` ("sleep:off:on").  Batsim 3 platforms use
+``watt_per_state`` ("idle:max, ...") and ``watt_off``; both are accepted.
+"""
+from dataclasses import dataclass
+from typing import Mapping, Optional
+
+
+class PowerModelError(ValueError):
+    """A host property that cannot be read as an energy model; names the host and property."""
+
+
+@dataclass(frozen=True, slots=True)
+class PStatePower:
+    idle: float
+    epsilon: float
+    all_cores: float
+
+
+@dataclass(frozen=True, slots=True)
+class SleepPStates:
+    sleep: int      # the pstate a host rests in while asleep
+    switch_off: int  # virtual pstate used while switching off
+    switch_on: int   # virtual pstate used while switching on
+
+
+@dataclass(frozen=True, slots=True)
+class PowerModel:
+    pstates: tuple[PStatePower, ...]
+    wattage_off: Optional[float] = None
+    sleep: tuple[SleepPStates, ...] = ()
+
+    @property
+    def sleep_pstates(self) -> frozenset[int]:
+        return frozenset(s.sleep for s in self.sleep)
+
+    @property
+    def virtual_pstates(self) -> frozenset[int]:
+        return frozenset(p for s in self.sleep for p in (s.switch_off, s.switch_on))
+
+    @property
+    def compute_pstates(self) -> tuple[int, ...]:
+        """Pstates a job can run in: neither sleeping nor a switching transition."""
+        excluded = self.sleep_pstates | self.virtual_pstates
+        return tuple(p for p in range(len(self.pstates)) if p not in excluded)
+
+    def can_sleep(self) -> bool:
+        return bool(self.sleep)
+
+
+def read_power_model(properties: Mapping[str, str], host: str = "?") -> Optional[PowerModel]:
+    """The host's model, or None when its properties declare no energy data."""
+    text = properties.get("wattage_per_state", properties.get("watt_per_state"))
+    if text is None:
+        return None
+    where = f"host {host}: property wattage_per_state/watt_per_state"
+    pstates = tuple(_read_pstate(item, where) for item in text.split(",") if item.strip())
+    off = properties.get("wattage_off", properties.get("watt_off"))
+    sleep = ()
+    if properties.get("sleep_pstates"):
+        sleep = tuple(_read_sleep(item, len(pstates), host) for item in properties["sleep_pstates"].split(","))
+    try:
+        wattage_off = None if off is None else float(off)
+    except ValueError:
+        raise PowerModelError(f"host {host}: wattage_off {off!r} is not a number") from None
+    return PowerModel(pstates, wattage_off, sleep)
+
+
+def _read_pstate(item: str, where: str) -> PStatePower:
+    try:
+        values = [float(v) for v in item.strip().split(":")]
+    except ValueError:
+        raise PowerModelError(f"{where}: {item.strip()!r} is not a list of numbers") from None
+    if len(values) == 2:  # idle:allcores -- SimGrid takes epsilon equal to idle
+        return PStatePower(values[0], values[0], values[1])
+    if len(values) == 3:
+        return PStatePower(*values)
+    raise PowerModelError(f"{where}: {item.strip()!r} needs 2 or 3 values separated by ':'")
+
+
+def _read_sleep(item: str, nb_pstates: int, host: str) -> SleepPStates:
+    try:
+        sleep, off, on = (int(v) for v in item.strip().split(":"))
+    except ValueError:
+        raise PowerModelError(f"host {host}: sleep_pstates entry {item.strip()!r} must be sleep:off:on") from None
+    for p in (sleep, off, on):
+        if not 0 <= p < nb_pstates:
+            raise PowerModelError(f"host {host}: sleep_pstates names pstate {p}, host has {nb_pstates}")
+    return SleepPStates(sleep, off, on)

@@ -1,0 +1,43 @@
+"""Policies by name: the built-in ones register themselves; other packages add theirs through
+the ``batsched_py.schedulers`` entry-point group (name = "module:Class")."""
+from importlib import import_module
+from importlib.metadata import entry_points
+from typing import Any, Callable, Mapping, Optional
+
+from .base import Scheduler
+
+ENTRY_POINT_GROUP = "batsched_py.schedulers"
+_REGISTRY: dict[str, type[Scheduler]] = {}
+
+
+class UnknownSchedulerError(KeyError):
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+def register(name: str) -> Callable[[type[Scheduler]], type[Scheduler]]:
+    def add(cls: type[Scheduler]) -> type[Scheduler]:
+        if name in _REGISTRY and _REGISTRY[name] is not cls:
+            raise ValueError(f"scheduler name {name!r} is already taken by {_REGISTRY[name].__qualname__}")
+        _REGISTRY[name] = cls
+        return cls
+    return add
+
+
+def _load_all() -> None:
+    import_module("batsched_py.policies")  # built-ins register on import
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name not in _REGISTRY:
+            _REGISTRY[ep.name] = ep.load()
+
+
+def available() -> dict[str, type[Scheduler]]:
+    _load_all()
+    return dict(sorted(_REGISTRY.items()))
+
+
+def create(name: str, options: Optional[Mapping[str, Any]] = None) -> Scheduler:
+    schedulers = available()
+    if name not in schedulers:
+        raise UnknownSchedulerError(f"unknown scheduler {name!r}; available: {', '.join(schedulers)}")
+    return schedulers[name](options)

@@ -1,0 +1,132 @@
+"""The sans-IO driver between messages and a :class:`Scheduler`.
+
+``Session.handle(message) -> reply`` is the whole scheduler side of the
+protocol: transports (ZeroMQ, the in-process emulator) only move messages.
+"""
+from .. import protocol as p
+from .base import DecisionError, Scheduler
+from .view import Job, Platform
+
+
+class SessionError(RuntimeError):
+    """The Batsim side broke the protocol's sequencing (not a malformed message)."""
+
+
+class Session:
+    def __init__(self, scheduler: Scheduler):
+        self.scheduler = scheduler
+        self.started = False
+        self.ended = False
+        self.messages = 0
+
+    def handle(self, message: p.Message) -> p.Message:
+        s = self.scheduler
+        if self.ended:
+            raise SessionError("message received after SIMULATION_ENDS")
+        if message.now < s.now:
+            raise SessionError(f"Batsim's now went back in time ({message.now} < {s.now})")
+        self.messages += 1
+        s.now = message.now
+        s._decision_time = message.now
+        for event in message.events:
+            if not self.started and not isinstance(event, p.SimulationBegins):
+                raise SessionError(f"first event must be SIMULATION_BEGINS, got {event.TYPE}")
+            handler = _HANDLERS.get(type(event))
+            if handler is None:
+                raise SessionError(f"{event.TYPE} is not an event Batsim sends")
+            handler(self, s, event)
+        if not self.ended:
+            s.schedule()
+        decisions = s.take_decisions()
+        if self.ended:
+            decisions = []  # SIMULATION_ENDS is answered by an empty message
+        reply = p.Message(max([message.now, *(d.timestamp for d in decisions)]), tuple(decisions))
+        p.check_order(reply.now, (d.timestamp for d in decisions), "reply")
+        return reply
+
+    # --- one handler per event type: update the view, then call the policy --------------
+    def _begins(self, s: Scheduler, e: p.SimulationBegins) -> None:
+        if self.started:
+            raise SessionError("SIMULATION_BEGINS received twice")
+        self.started = True
+        s.platform = Platform(e.compute_resources)
+        s.batsim_config = e.config
+        s.on_simulation_begins(e)
+
+    def _ends(self, s: Scheduler, e: p.SimulationEnds) -> None:
+        self.ended = True
+        s.finished = True
+        s.on_simulation_ends(e)
+
+    def _submitted(self, s: Scheduler, e: p.JobSubmitted) -> None:
+        if e.job is None:
+            raise SessionError(f"JOB_SUBMITTED {e.job_id} carries no job description (Redis mode is not supported)")
+        if e.job_id in s.jobs:
+            raise SessionError(f"job {e.job_id} submitted twice")
+        d = e.job
+        job = Job(e.job_id, d.res, d.subtime if d.subtime is not None else e.timestamp, d.walltime,
+                  d.profile, d, e.profile)
+        s.jobs.submitted(job)
+        s.on_job_submitted(job)
+
+    def _completed(self, s: Scheduler, e: p.JobCompleted) -> None:
+        job = s.jobs.by_id.get(e.job_id)
+        if job is None or job.alloc is None:
+            raise SessionError(f"JOB_COMPLETED for {e.job_id}, which was never executed")
+        s.jobs.completed(job, e.job_state, e.return_code, e.timestamp)
+        s.platform.release(job.alloc, job.id)
+        s.on_job_completed(job)
+
+    def _killed(self, s: Scheduler, e: p.JobKilled) -> None:
+        # Hosts were released on the JOB_COMPLETED that precedes this event: nothing to free here.
+        s.on_jobs_killed([s.jobs[j] for j in e.job_ids if j in s.jobs], e)
+
+    def _state_changed(self, s: Scheduler, e: p.ResourceStateChanged) -> None:
+        pstate = int(e.state)
+        s.platform.pstate_changed(e.resources, pstate)
+        s.on_resource_state_changed(e.resources, pstate)
+
+    def _requested_call(self, s: Scheduler, e: p.RequestedCall) -> None:
+        s._wakeups.discard(e.timestamp)
+        s.on_requested_call()
+
+    def _notify(self, s: Scheduler, e: p.Notify) -> None:
+        if e.kind == "no_more_static_job_to_submit":
+            s.no_more_static_jobs = True
+            s.on_no_more_static_jobs()
+        elif e.kind == "no_more_external_event_to_occur":
+            s.no_more_external_events = True
+            s.on_notify(e)
+        elif e.kind in ("event_machine_unavailable", "event_machine_available"):
+            hosts = e.resources if e.resources is not None else p.parse_intervals("", "resources")
+            unavailable = e.kind == "event_machine_unavailable"
+            s.platform.set_unavailable(hosts, unavailable)
+            (s.on_machine_unavailable if unavailable else s.on_machine_available)(hosts)
+        else:
+            s.on_notify(e)
+
+    def _query(self, s: Scheduler, e: p.Query) -> None:
+        answers = {}
+        for name, args in e.requests.items():
+            if name == "estimate_waiting_time":
+                job = p.JobDescription.from_data({"profile": "", "id": args.get("job_id", "?"), **args.get("job", {})},
+                                                 "QUERY.estimate_waiting_time")
+                answers[name] = {"job_id": args.get("job_id"), "estimated_waiting_time": s.estimate_waiting_time(job)}
+            else:
+                raise SessionError(f"Batsim asked an unknown query {name!r}")
+        s._send(p.Answer(s.decision_time, answers))
+
+    def _answer(self, s: Scheduler, e: p.Answer) -> None:
+        if e.consumed_energy is not None:
+            s.platform.consumed_energy = e.consumed_energy
+        s.on_answer(e)
+
+
+_HANDLERS = {
+    p.SimulationBegins: Session._begins, p.SimulationEnds: Session._ends, p.JobSubmitted: Session._submitted,
+    p.JobCompleted: Session._completed, p.JobKilled: Session._killed,
+    p.ResourceStateChanged: Session._state_changed, p.RequestedCall: Session._requested_call,
+    p.Notify: Session._notify, p.Query: Session._query, p.Answer: Session._answer,
+}
+
+__all__ = ["Session", "SessionError", "DecisionError"]

@@ -1,0 +1,80 @@
+"""The scheduler's ZeroMQ side: bind a REP socket, answer Batsim's requests through a Session."""
+import time
+from typing import Callable, Optional
+
+import zmq
+
+from .. import protocol as p
+from ..scheduler import DecisionError, Scheduler, Session, SessionError
+
+DEFAULT_ENDPOINT = "tcp://127.0.0.1:28000"  # loopback: a scheduler is not a public service
+
+
+class PeerTimeout(TimeoutError):
+    """Batsim went silent for longer than the allowed timeout."""
+
+
+class SchedulerFailure(RuntimeError):
+    """The policy raised while handling a message; ``__cause__`` holds the original exception."""
+
+
+def serve(scheduler: Scheduler, endpoint: str = DEFAULT_ENDPOINT, timeout: Optional[float] = None,
+          on_exchange: Optional[Callable[[p.Message, p.Message], None]] = None,
+          context: Optional[zmq.Context] = None,
+          watchdog: Optional[Callable[[], None]] = None) -> Session:
+    """Serve one simulation; returns the finished session once SIMULATION_ENDS has been answered.
+
+    ``timeout`` (seconds, None = wait forever) bounds the wait for each request.
+    The socket is closed on every way out, errors included, so nothing lingers.
+    ``watchdog`` is called while waiting (about twice a second); a launcher uses it to
+    raise when the Batsim process it supervises has died, instead of waiting for a timeout.
+    """
+    ctx = context or zmq.Context.instance()
+    sock = ctx.socket(zmq.REP)
+    sock.setsockopt(zmq.LINGER, 0)
+    try:
+        sock.bind(endpoint)
+    except zmq.ZMQError as exc:
+        sock.close()
+        raise OSError(f"cannot bind {endpoint}: {exc}") from None
+    session = Session(scheduler)
+    poller = zmq.Poller()
+    poller.register(sock, zmq.POLLIN)
+    try:
+        while not session.ended:
+            _wait(poller, timeout, endpoint, watchdog)
+            request = p.decode_message(sock.recv(), sender=p.BATSIM)
+            try:
+                reply = session.handle(request)
+            except (DecisionError, SessionError):
+                raise  # already say what and where
+            except Exception as exc:
+                raise SchedulerFailure(_describe(exc)) from exc
+            sock.send(p.encode_message(reply))
+            if on_exchange is not None:
+                on_exchange(request, reply)
+    finally:
+        sock.close(linger=0)
+    return session
+
+
+def _wait(poller: zmq.Poller, timeout: Optional[float], endpoint: str,
+          watchdog: Optional[Callable[[], None]]) -> None:
+    # Poll in short slices so Ctrl-C is handled promptly even with no timeout.
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        left = 0.5 if deadline is None else min(0.5, deadline - time.monotonic())
+        if left <= 0:
+            raise PeerTimeout(f"no message from Batsim on {endpoint} for {timeout:g} s")
+        if poller.poll(int(left * 1000)):
+            return
+        if watchdog is not None:
+            watchdog()
+
+
+def _describe(exc: BaseException) -> str:
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    where = f" (at {tb.tb_frame.f_code.co_filename}:{tb.tb_lineno})" if tb is not None else ""
+    return f"{type(exc).__name__}: {exc}{where}"

@@ -1,0 +1,153 @@
+"""Command-line entry points of the workloads package.
+
+``main``          -> ``batsched-py swf2json``  (SWF trace to Batsim JSON)
+``workload_main`` -> ``batsched-py workload``  (characterise, upgrade)
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from pathlib import Path
+
+from .characterise import DEFAULT_GAP, sequential_shares, write_shares_csv
+from .convert import PWA_CITATION, ConvertOptions, build_workload, describe, prepare
+from .episodes import split_episodes
+from .swf import SwfError, read_swf
+from .upgrade import WorkloadError, upgrade_workload_file
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="batsched-py swf2json",
+        description="Convert a Standard Workload Format trace (plain or .gz) to a Batsim "
+                    "workload JSON, applying the Parallel Workloads Archive cleaning rules "
+                    "(every dropped or adjusted job is counted in the printed report). "
+                    f"Please cite the archive: {PWA_CITATION}.")
+    p.add_argument("swf", help="input SWF file (.swf or .swf.gz)")
+    p.add_argument("output", help="output JSON file; with --split, a prefix: PREFIX_<date>.json")
+    g = p.add_argument_group("jobs and profiles")
+    g.add_argument("--profile", choices=["delay", "compute"], default="delay",
+                   help="delay profiles (default) or parallel_homogeneous with cpu = runtime*speed")
+    g.add_argument("--speed", type=float, default=1e6,
+                   help="host speed in flop per time unit for compute profiles (default 1e6)")
+    g.add_argument("--time-unit", choices=["seconds", "minutes"], default="seconds",
+                   help="unit of times in the output (minutes divides all times by 60)")
+    g.add_argument("--nb-res", type=int, help="platform size (default: header MaxProcs/MaxNodes)")
+    g.add_argument("--renumber", action="store_true", help="ids 0..n-1 instead of SWF job numbers")
+    g.add_argument("--legacy", action="store_true",
+                   help="reproduce Batsim's old swf_to_batsim_workload_compute_only.py -t -gwo "
+                        "(allocated procs, keep walltime>runtime only, profile floor(runtime)+1)")
+    g.add_argument("--legacy-walltime-factor", type=float, metavar="F",
+                   help="with --legacy: walltime = max(F*runtime, requested) (the old script without -gwo)")
+    c = p.add_argument_group("cleaning")
+    c.add_argument("--missing-walltime", default="drop", metavar="drop|runtime|max|value:X",
+                   help="jobs without requested time: drop (default), use their runtime, the "
+                        "largest requested time in the trace, or X seconds")
+    c.add_argument("--short-walltime", choices=["keep", "drop", "raise"], default="raise",
+                   help="jobs that ran longer than requested: raise walltime to runtime (default), "
+                        "keep (Batsim will kill them) or drop")
+    c.add_argument("--keep-cancelled", action="store_true", help="keep status-5 (cancelled) jobs that ran")
+    c.add_argument("--skip-malformed", action="store_true",
+                   help="count and skip malformed lines instead of failing on the first one")
+    s = p.add_argument_group("slicing")
+    s.add_argument("--no-shift", action="store_true", help="keep original submit times (default: first job at 0)")
+    s.add_argument("--start", type=float, help="keep jobs submitted >= START s after the first submission")
+    s.add_argument("--end", type=float, help="keep jobs submitted < END s after the first submission")
+    s.add_argument("--skip-jobs", type=int, default=0, help="drop the first N cleaned jobs")
+    s.add_argument("--max-jobs", type=int, help="keep at most N cleaned jobs")
+    s.add_argument("--max-lines", type=int, help="read only the first N lines of the file")
+    s.add_argument("--split", choices=["day", "week"], help="write one workload per local day/week")
+    o = p.add_argument_group("output")
+    o.add_argument("--indent", type=int, help="JSON indentation (default: compact)")
+    o.add_argument("--report", help="also write the conversion report as JSON to this file")
+    o.add_argument("-q", "--quiet", action="store_true", help="no progress, no report on stdout")
+    return p
+
+
+def _options(args: argparse.Namespace) -> ConvertOptions:
+    return ConvertOptions(
+        profile_type=args.profile, speed=args.speed, time_unit=args.time_unit,
+        missing_walltime=args.missing_walltime, short_walltime=args.short_walltime,
+        keep_cancelled=args.keep_cancelled, nb_res=args.nb_res, shift_to_zero=not args.no_shift,
+        start=args.start, end=args.end, skip_jobs=args.skip_jobs, max_jobs=args.max_jobs,
+        renumber=args.renumber, legacy=args.legacy,
+        legacy_walltime_factor=args.legacy_walltime_factor)
+
+
+def _write(data: dict, path: Path, indent: int | None) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=indent) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        opts = _options(args)
+        trace = read_swf(args.swf, skip_malformed=args.skip_malformed,
+                         max_lines=args.max_lines, show_progress=not args.quiet)
+        jobs, nb_res, report = prepare(trace, opts)
+    except (SwfError, ValueError, OSError) as exc:
+        print(f"swf2json: error: {exc}", file=sys.stderr)
+        return 2
+    command = "batsched-py swf2json " + shlex.join(sys.argv[1:] if argv is None else argv)
+    episodes = split_episodes(jobs, trace, args.split) if args.split else [("", jobs)]
+    n_profiles = 0
+    for label, episode in episodes:
+        workload = build_workload(episode, opts, nb_res, describe(trace, opts), command)
+        n_profiles = max(n_profiles, len(workload["profiles"]))
+        out = Path(f"{args.output}_{label}.json") if label else Path(args.output)
+        if label:
+            workload["episode"] = {"period": args.split, "start": label}
+        workload["conversion"] = report.to_dict()
+        _write(workload, out, args.indent)
+    report.n_jobs, report.n_profiles = len(jobs), n_profiles
+    if args.report:
+        _write(report.to_dict() | {"episodes": len(episodes)}, Path(args.report), 1)
+    if not args.quiet:
+        print(report.format())
+        if args.split:
+            print(f"  written {len(episodes)} {args.split} episodes as {args.output}_<date>.json")
+    return 0
+
+
+def _workload_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="batsched-py workload",
+                                description="Workload utilities: characterise an SWF trace, "
+                                            "upgrade a Batsim 3 workload to Batsim 4.")
+    sub = p.add_subparsers(dest="command", required=True)
+    ch = sub.add_parser("characterise", help="per-day share of sequential submissions, quartile bins")
+    ch.add_argument("swf", help="input SWF file (.swf or .swf.gz)")
+    ch.add_argument("-o", "--output", help="CSV output (default: table on stdout)")
+    ch.add_argument("--gap", type=float, default=DEFAULT_GAP,
+                    help="max seconds since the previous submission to count as sequential (300)")
+    ch.add_argument("--skip-malformed", action="store_true", help="skip malformed lines")
+    up = sub.add_parser("upgrade", help="rename Batsim 3 profile types (msg_par_hg -> parallel_homogeneous...)")
+    up.add_argument("input", help="Batsim 3 workload JSON")
+    up.add_argument("output", help="Batsim 4 workload JSON to write")
+    return p
+
+
+def workload_main(argv: list[str] | None = None) -> int:
+    args = _workload_parser().parse_args(argv)
+    try:
+        if args.command == "upgrade":
+            for change in upgrade_workload_file(args.input, args.output):
+                print(change)
+            return 0
+        rows = sequential_shares(read_swf(args.swf, skip_malformed=args.skip_malformed), args.gap)
+    except (SwfError, WorkloadError, ValueError, OSError) as exc:
+        print(f"workload: error: {exc}", file=sys.stderr)
+        return 2
+    if args.output:
+        write_shares_csv(rows, args.output)
+    else:
+        print(f"{'day':<12} {'jobs':>6} {'seq':>6} {'share':>7} bin")
+        for r in rows:
+            print(f"{r.day:<12} {r.n_jobs:>6} {r.n_sequential:>6} {r.share:>7.3f} {r.quartile_bin:>3}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,34 @@
+"""Progress reporting for long conversions.
+
+tqdm is optional: when it is missing (or disabled) we fall back to a plain
+counter on stderr, printed every ``every`` items, so long conversions of
+archive traces never look frozen.
+"""
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Iterator
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+def progress(items: Iterable[T], desc: str, enabled: bool = True,
+             every: int = 50_000) -> Iterator[T]:
+    """Yield ``items`` while reporting progress on stderr."""
+    if not enabled:
+        yield from items
+        return
+    try:
+        from tqdm import tqdm  # optional dependency
+    except ImportError:
+        tqdm = None
+    if tqdm is not None:
+        yield from tqdm(items, desc=desc, unit=" lines", file=sys.stderr, leave=False)
+        return
+    count = 0
+    for count, item in enumerate(items, 1):
+        if count % every == 0:
+            print(f"{desc}: {count} lines", file=sys.stderr, flush=True)
+        yield item
+    print(f"{desc}: {count} lines, done", file=sys.stderr, flush=True)

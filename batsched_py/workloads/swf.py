@@ -1,0 +1,139 @@
+"""Reader for the Standard Workload Format (SWF) of the Parallel Workloads Archive.
+
+SWF (Feitelson, Tsafrir, Krakov, JPDC 2014; cs.huji.ac.il/labs/parallel/workload)
+is a text format: header lines start with ``;`` and hold ``Key: value`` pairs,
+every other non-blank line holds 18 whitespace-separated numeric fields, with
+-1 meaning "unknown". Files may be gzip-compressed, as the archive ships them.
+"""
+from __future__ import annotations
+
+import gzip
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from .progress import progress
+
+N_FIELDS = 18
+
+# Field indices (0-based) of the 18 SWF columns.
+JOB_ID, SUBMIT, WAIT, RUNTIME, ALLOC_PROCS, AVG_CPU, USED_MEM, REQ_PROCS, \
+    REQ_TIME, REQ_MEM, STATUS, USER, GROUP, APP, QUEUE, PARTITION, \
+    PRECEDING_JOB, THINK_TIME = range(N_FIELDS)
+
+_HEADER_RE = re.compile(r"^;\s*([A-Za-z][A-Za-z0-9_ ]*?)\s*:\s*(.*?)\s*$")
+
+
+class SwfError(ValueError):
+    """A malformed SWF input; the message names the file and line."""
+
+
+@dataclass(frozen=True)
+class SwfJob:
+    """One SWF record; times in seconds, -1 for unknown values."""
+
+    line: int
+    job_id: int
+    submit: float
+    wait: float
+    runtime: float
+    alloc_procs: int
+    req_procs: int
+    req_time: float
+    status: int
+    user: int
+
+    @property
+    def procs(self) -> int:
+        """Processors the job needs: requested if known, else allocated.
+
+        Requested counts are what a scheduler sees at submission time, so they
+        are preferred; many logs only record the allocation (-1 requested).
+        """
+        return self.req_procs if self.req_procs > 0 else self.alloc_procs
+
+
+@dataclass
+class SwfTrace:
+    """Header key/values, the parsed jobs and the malformed lines skipped."""
+
+    path: str
+    header: dict[str, str] = field(default_factory=dict)
+    jobs: list[SwfJob] = field(default_factory=list)
+    malformed: list[tuple[int, str]] = field(default_factory=list)
+
+    def header_int(self, key: str) -> int | None:
+        """Integer header value (e.g. MaxProcs), None if absent or unparsable."""
+        value = self.header.get(key, "").split()
+        try:
+            return int(float(value[0])) if value else None
+        except ValueError:
+            return None
+
+    @property
+    def machine_size(self) -> int | None:
+        """Processor count of the logged machine (MaxProcs, else MaxNodes)."""
+        procs = self.header_int("MaxProcs")
+        return procs if procs and procs > 0 else self.header_int("MaxNodes")
+
+
+def open_text(path: str | Path) -> IO[str]:
+    """Open a plain or gzip-compressed text file (detected by magic bytes)."""
+    path = Path(path)
+    with open(path, "rb") as raw:
+        magic = raw.read(2)
+    if magic == b"\x1f\x8b":
+        return gzip.open(path, "rt", encoding="utf-8", errors="replace")
+    return open(path, encoding="utf-8", errors="replace")
+
+
+def _parse_fields(tokens: list[str], path: str, lineno: int) -> SwfJob:
+    if len(tokens) != N_FIELDS:
+        raise SwfError(f"{path}:{lineno}: expected {N_FIELDS} fields, got {len(tokens)}")
+    try:
+        values = [float(t) for t in tokens]
+    except ValueError as exc:
+        raise SwfError(f"{path}:{lineno}: non-numeric field ({exc})") from None
+    if not all(math.isfinite(v) for v in values):
+        raise SwfError(f"{path}:{lineno}: non-finite field")
+    return SwfJob(line=lineno, job_id=int(values[JOB_ID]), submit=values[SUBMIT],
+                  wait=values[WAIT], runtime=values[RUNTIME],
+                  alloc_procs=int(values[ALLOC_PROCS]), req_procs=int(values[REQ_PROCS]),
+                  req_time=values[REQ_TIME], status=int(values[STATUS]),
+                  user=int(values[USER]))
+
+
+def read_swf(path: str | Path, *, skip_malformed: bool = False,
+             max_lines: int | None = None, show_progress: bool = False) -> SwfTrace:
+    """Parse an SWF file.
+
+    Malformed job lines raise :class:`SwfError` naming the file and line, unless
+    ``skip_malformed`` is set, in which case they are recorded in
+    ``trace.malformed`` and skipped. ``max_lines`` stops after that many input
+    lines (header included), for quick tests on huge traces.
+    """
+    trace = SwfTrace(path=str(path))
+    with open_text(path) as stream:
+        lines = progress(stream, f"reading {Path(path).name}", enabled=show_progress)
+        for lineno, line in enumerate(lines, 1):
+            if max_lines is not None and lineno > max_lines:
+                break
+            text = line.strip()
+            if not text:
+                continue
+            if text.startswith(";"):
+                match = _HEADER_RE.match(text)
+                if match and match.group(1) not in trace.header:
+                    trace.header[match.group(1)] = match.group(2)
+                continue
+            try:
+                trace.jobs.append(_parse_fields(text.split(), str(path), lineno))
+            except SwfError as exc:
+                if not skip_malformed:
+                    raise
+                trace.malformed.append((lineno, str(exc)))
+    return trace
+
+

@@ -1,0 +1,216 @@
+"""Machines against real Batsim 4.2.1 runs: replay each golden transcript's
+timeline (job starts/ends, switches, availability, queries) through
+Machines + OutputWriters and compare energy and outputs with Batsim's."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import heapq
+import json
+from pathlib import Path
+
+import pytest
+from procset import ProcSet
+
+from batsched_py.emulator.machines import Machines, MachineState
+from batsched_py.emulator.outputs import OutputWriters
+from batsched_py.emulator.platform import load_platform
+
+GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
+ENERGY_CASES = ["sleeper-e128-load50-E", "energy_bf-e128-hpc250-E", "energy_watcher-e128-delays-E",
+                "fcfs_fast-e128-semantics-E", "idle_sleeper-taurus-2016w13-E",
+                "pybatsim_easy-e128-hpc250-E"]
+ALL_CASES = sorted(p.name for p in GOLDEN.iterdir() if (p / "meta.json").exists())
+
+
+def read_transcript(case: str) -> list[dict]:
+    base = GOLDEN / case / "transcript.jsonl"
+    f = gzip.open(str(base) + ".gz", "rt") if not base.exists() else open(base)
+    with f:
+        return [json.loads(line) for line in f]
+
+
+def _phases(profiles: dict, name: str, speed: float, nb_hosts: int) -> list[tuple[float, float]]:
+    """(duration, cpu load) phases of a profile; enough for the golden workloads."""
+    p = profiles[name]
+    kind = p["type"]
+    if kind == "delay":
+        return [(p["delay"], 0.0)]
+    if kind == "parallel_homogeneous":
+        return [(p["cpu"] / speed, 1.0)]
+    if kind == "parallel_homogeneous_total":
+        return [(p["cpu"] / nb_hosts / speed, 1.0)]
+    if kind == "composed":
+        seq = [ph for sub in p["seq"] for ph in _phases(profiles, sub, speed, nb_hosts)]
+        return seq * p.get("repeat", 1)
+    raise NotImplementedError(kind)
+
+
+class Replay:
+    """Drives Machines from a golden transcript. Switch completions come from
+    Machines' own completion times, load changes from the profiles."""
+
+    def __init__(self, case: str, prefix: str | None = None):
+        self.case = case
+        meta = json.loads((GOLDEN / case / "meta.json").read_text())
+        args = meta["batsim_args"]
+        self.energy = "-E" in args
+        self.platform = load_platform(GOLDEN / case / args[args.index("-p") + 1],
+                                      energy=self.energy)
+        self.writers = OutputWriters(prefix, energy=self.energy) if prefix else None
+        self.machines = Machines(self.platform, self.writers, self.energy)
+        self.answers: list[tuple[float, float, float]] = []  # (t, batsim, ours)
+        self.job_energy: dict[str, float] = {}
+        self.end_time = 0.0
+        self._pending: list = []  # heap of (t, seq, kind, payload)
+        self._seq = 0
+        self._running: dict[str, ProcSet] = {}
+        self.lines = read_transcript(case)
+        begins = self.lines[0]["msg"]["events"][0]["data"]
+        self.profiles = {wl: prof for wl, prof in begins.get("profiles", {}).items()}
+        self.jobs: dict[str, dict] = {}
+
+    def _push(self, t, kind, payload):
+        self._seq += 1
+        heapq.heappush(self._pending, (t, self._seq, kind, payload))
+
+    def _flush(self, t, inclusive=False):
+        # Transcript times are rounded to 1e-6: a switch ending "at" t is done
+        # before Batsim reports it, but after the other events stamped t.
+        limit = t + 1e-6 if inclusive else t - 1e-6
+        while self._pending and self._pending[0][0] <= limit:
+            when, _, kind, payload = heapq.heappop(self._pending)
+            if kind == "switch":
+                self.machines.switch_done(when, payload)
+            elif payload[0] in self._running:  # load change of a still-running job
+                job_id, load = payload
+                self.machines.job_load_changed(when, job_id, self._running[job_id], load)
+
+    def run(self):
+        m = self.machines
+        for line in self.lines:
+            msg = line["msg"]
+            for ev in msg["events"]:
+                t, typ, data = ev["timestamp"], ev["type"], ev["data"]
+                self._flush(t, inclusive=typ in ("RESOURCE_STATE_CHANGED", "SIMULATION_ENDS"))
+                if typ in ("JOB_SUBMITTED", "REGISTER_JOB"):
+                    m.job_submitted(t)
+                    self.jobs[data["job_id"]] = data["job"]
+                elif typ == "REGISTER_PROFILE":
+                    self.profiles.setdefault(data["workload_name"], {})[data["profile_name"]] = \
+                        data["profile"]
+                elif typ == "EXECUTE_JOB":
+                    self._start(t, data["job_id"], ProcSet.from_str(data["alloc"]))
+                elif typ == "JOB_COMPLETED":
+                    hosts = self._running.pop(data["job_id"])
+                    self.job_energy[data["job_id"]] = m.job_ended(t, data["job_id"], hosts)
+                elif typ == "SET_RESOURCE_STATE":
+                    hosts = ProcSet.from_str(data["resources"])
+                    assert m.check_set_state(hosts, int(data["state"])) is None
+                    done = m.request_state(t, hosts, int(data["state"]))
+                    groups: dict[float, list[int]] = {}
+                    for h, when in done.items():
+                        groups.setdefault(when, []).append(h)
+                    for when, hs in groups.items():
+                        self._push(when, "switch", ProcSet(*hs))
+                elif typ == "NOTIFY" and data["type"] == "event_machine_unavailable":
+                    m.set_unavailable(t, ProcSet.from_str(data["resources"]))
+                elif typ == "NOTIFY" and data["type"] == "event_machine_available":
+                    m.set_available(t, ProcSet.from_str(data["resources"]))
+                elif typ == "ANSWER":
+                    self.answers.append((t, data["consumed_energy"], m.consumed_energy(t)))
+                elif typ == "SIMULATION_ENDS":
+                    self.end_time = t
+        return self
+
+    def _start(self, t, job_id, hosts):
+        wl = job_id.split("!")[0]
+        host = self.platform.hosts[hosts[0]]
+        speed = host.pstates[self.machines.pstate(hosts[0])].speed
+        phases = _phases(self.profiles[wl], self.jobs[job_id]["profile"], speed, len(hosts))
+        assert self.machines.check_execute(hosts) is None
+        self._running[job_id] = hosts
+        self.machines.job_started(t, job_id, hosts, load=phases[0][1])
+        when = t
+        for (dur, _), (_, nxt) in zip(phases, phases[1:]):
+            when += dur
+            self._push(when, "load", (job_id, nxt))
+
+
+def golden_csv(case: str, name: str) -> list[dict]:
+    with open(GOLDEN / case / f"out_{name}.csv") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.fixture(scope="module")
+def replays():
+    return {case: Replay(case).run() for case in ENERGY_CASES}
+
+
+@pytest.mark.parametrize("case", ENERGY_CASES)
+def test_total_energy_matches_batsim(replays, case):
+    r = replays[case]
+    expected = float(golden_csv(case, "schedule")[0]["consumed_joules"])
+    got = r.machines.stats(r.end_time).consumed_joules
+    assert got == pytest.approx(expected, rel=1e-6), (got, expected)
+
+
+def test_query_answers_match_batsim(replays):
+    answers = replays["energy_watcher-e128-delays-E"].answers
+    assert answers
+    for t, batsim, ours in answers:
+        assert ours == pytest.approx(batsim, rel=1e-6, abs=1e-6), t
+
+
+@pytest.mark.parametrize("case", ENERGY_CASES)
+def test_job_energy_matches_batsim(replays, case):
+    r = replays[case]
+    bad = []
+    for row in golden_csv(case, "jobs"):
+        if row["final_state"] == "REJECTED":
+            continue
+        ours = r.job_energy[f"{row['workload_name']}!{row['job_id']}"]
+        if ours != pytest.approx(float(row["consumed_energy"]), rel=1e-6, abs=1e-4):
+            bad.append((row["job_id"], ours, row["consumed_energy"]))
+    assert not bad, bad
+
+
+def test_no_energy_means_minus_one():
+    r = Replay("easy_bf-e128-hpc250").run()
+    assert set(r.job_energy.values()) == {-1.0}
+    assert r.machines.consumed_energy(r.end_time) == 0.0
+
+
+def test_switch_durations_and_states():
+    p = load_platform(GOLDEN / "sleeper-e128-load50-E/inputs/energy_platform_homogeneous_no_net_128.xml",
+                      energy=True)
+    m = Machines(p, None, energy_enabled=True)
+    hosts = ProcSet((0, 3))
+    done = m.request_state(0.0, hosts, 13)
+    assert done[0] == pytest.approx(6.1)
+    assert m.state(0) is MachineState.SWITCHING_OFF and m.pstate(0) == 14
+    assert m.check_execute(hosts) is not None
+    assert m.check_set_state(hosts, 0) is not None  # still switching
+    m.switch_done(6.1, hosts)
+    assert m.state(2) is MachineState.SLEEPING and m.pstate(2) == 13
+    assert m.check_set_state(ProcSet(0), 14) is not None  # virtual pstate
+    done = m.request_state(10.0, ProcSet(0), 0)
+    assert done[0] == pytest.approx(10.0 + 151.52)
+    assert m.state(0) is MachineState.SWITCHING_ON
+    m.switch_done(done[0], 0)
+    assert m.state(0) is MachineState.IDLE and m.pstate(0) == 0
+    # compute -> compute: immediate, power follows
+    assert m.request_state(200.0, ProcSet(0), 2) == {0: 200.0}
+    assert m.pstate(0) == 2
+    assert m.check_set_state(ProcSet(0), 99) is not None
+
+
+def test_unavailability_counts_and_times():
+    r = Replay("pybatsim_fillerevents-e128-events").run()
+    s = r.machines.stats(r.end_time)
+    row = golden_csv("pybatsim_fillerevents-e128-events", "schedule")[0]
+    assert s.time_unavailable == pytest.approx(float(row["time_unavailable"]))
+    assert s.time_idle == pytest.approx(float(row["time_idle"]))
+    assert s.time_computing == pytest.approx(float(row["time_computing"]))
+    assert r.machines.counts()[MachineState.UNAVAILABLE] == 0

@@ -1,0 +1,74 @@
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from batsched_py.platforms import (PlatformError, energy_cluster, host_powers, platform_xml,
+                                   taurus_cluster, upgrade_platform_file)
+from batsched_py.platforms.cli import main
+
+SHARED = Path("/work/shared/data")
+REPO = Path(__file__).parents[2]
+
+
+def _hosts(xml_text):
+    return {h.get("id"): h for h in ET.fromstring(xml_text).iter("host")}
+
+
+def test_taurus_preset_matches_grid5000_batsim4(tmp_path):
+    out = tmp_path / "t.xml"
+    assert main(["taurus", "-n", "168", str(out)]) == 0
+    hosts = _hosts(out.read_text())
+    assert len(hosts) == 169 and hosts["master_host"].find("prop[@id='role']").get("value") == "master"
+    ours = host_powers(out)
+    reference = SHARED / "gridgym" / "taurus_168_batsim4.xml"
+    if reference.exists():
+        theirs = host_powers(reference)
+        assert ours == theirs
+        assert hosts["0"].get("speed") == _hosts(reference.read_text())["0"].get("speed")
+    h = ours[0]
+    assert (h.idle_w, h.compute_w, h.state_w("sleep"), h.state_w("off"), h.state_w("on")) == \
+        (95, 190, 9, 101, 125)
+
+
+def test_switching_speed_gives_duration():
+    spec = energy_cluster(4, [1e9, 5e8], [95, 90], [190, 150], 9, off_time=6.1, off_w=101,
+                          on_time=151.5, on_w=125, cores=2)
+    root = ET.fromstring(platform_xml(spec))
+    assert root.get("version") == "4.1"
+    host = _hosts(platform_xml(spec))["3"]
+    speeds = [float(s.strip().rstrip("f")) for s in host.get("speed").split(",")]
+    assert 1 / speeds[3] == pytest.approx(6.1) and 1 / speeds[4] == pytest.approx(151.5)
+    assert host.find("prop[@id='sleep_pstates']").get("value") == "2:3:4"
+    assert host.get("core") == "2"
+    with pytest.raises(ValueError):
+        energy_cluster(4, [1e9], [95, 1], [190], 9, 1, 1, 1, 1)
+
+
+def test_shipped_taurus_examples_are_current():
+    for n in (16, 168):
+        assert (REPO / "platforms" / f"taurus_{n}.xml").read_text() == platform_xml(taurus_cluster(n))
+
+
+@pytest.mark.skipif(not SHARED.exists(), reason="needs /work/shared")
+def test_upgrade_batsim3_platforms(tmp_path):
+    out = tmp_path / "e128.xml"
+    changes = upgrade_platform_file(SHARED / "batsim/platforms/energy128_batsched.xml", out)
+    assert "<AS id='AS0'> -> <zone>" in changes
+    assert host_powers(out) == host_powers(SHARED / "batsim/platforms/energy_platform_homogeneous_no_net_128.xml")
+    assert "contexts/stack-size" in out.read_text()
+    out2 = tmp_path / "taurus.xml"
+    upgrade_platform_file(SHARED / "gridgym/others/platforms/lyon_taurus_2.xml", out2)
+    assert host_powers(out2) == host_powers(SHARED / "gridgym/taurus_168_batsim4.xml")
+
+
+def test_upgrade_errors_name_file_and_element(tmp_path):
+    bad = tmp_path / "bad.xml"
+    bad.write_text('<platform version="4">\n<AS id="x">\n<host id="a"/>\n</platform>\n')
+    with pytest.raises(PlatformError, match=r"bad\.xml:4:\d+: invalid XML"):
+        upgrade_platform_file(bad, tmp_path / "o.xml")
+    bad.write_text('<platform version="4"><AS id="x"><host id="h7" speed="1f">'
+                   '<prop id="watt_per_state" value="1:zz"/></host></AS></platform>')
+    with pytest.raises(PlatformError, match=r"bad\.xml: <host id='h7'> <prop id='watt_per_state'>"):
+        upgrade_platform_file(bad, tmp_path / "o.xml")
+    assert main(["upgrade", str(bad), str(tmp_path / "o.xml")]) == 2

@@ -1,0 +1,142 @@
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from batsched_py.workloads import ConvertOptions, SwfError, convert_swf, read_swf
+from batsched_py.workloads.characterise import sequential_shares
+from batsched_py.workloads.cli import main, workload_main
+from batsched_py.workloads.upgrade import WorkloadError, upgrade_workload
+
+TINY = Path(__file__).parents[1] / "data" / "swf" / "tiny.swf"
+SHARED = Path("/work/shared")
+SWF_DIR = SHARED / "data" / "swf"
+KTH = SWF_DIR / "KTH-SP2-1996-2.1-cln.swf.gz"
+GOLDEN_KTH = SHARED / "golden" / "large-kth_sp2" / "inputs" / "kth_sp2.json"
+
+
+def test_header_and_fields():
+    trace = read_swf(TINY)
+    assert trace.machine_size == 8
+    assert trace.header["Acknowledge"] == "Nobody"
+    assert len(trace.jobs) == 9
+    assert trace.jobs[1].procs == 4  # requested procs when allocated unknown
+
+
+def test_cleaning_rules_counted():
+    workload, report = convert_swf(TINY, ConvertOptions(), command="test")
+    assert report.dropped == {"missing_walltime": 1, "no_runtime": 2, "cancelled": 1,
+                              "too_large": 1, "invalid_walltime": 1}
+    assert report.adjusted == {"walltime_raised_to_runtime": 1}
+    assert [j["id"] for j in workload["jobs"]] == [1, 7, 8]
+    assert workload["jobs"][0]["subtime"] == 0
+    assert workload["jobs"][1]["walltime"] == 120  # raised to runtime
+    assert workload["profiles"]["delay_50"] == {"type": "delay", "delay": 50}
+    assert workload["jobs"][2]["profile"] == "delay_50"  # shared profile
+    assert "Feitelson" in workload["description"]
+    assert workload["conversion"]["jobs"] == 3
+
+
+def test_missing_walltime_options_and_minutes():
+    w, r = convert_swf(TINY, ConvertOptions(missing_walltime="runtime", time_unit="minutes",
+                                            profile_type="compute", speed=2.0), command="t")
+    job2 = next(j for j in w["jobs"] if j["id"] == 2)
+    assert job2["walltime"] == pytest.approx(50 / 60)
+    assert r.adjusted["missing_walltime_runtime"] == 1
+    prof = w["profiles"][job2["profile"]]
+    assert prof["type"] == "parallel_homogeneous" and prof["cpu"] == pytest.approx(50 / 60 * 2)
+    w, _ = convert_swf(TINY, ConvertOptions(missing_walltime="value:500"), command="t")
+    assert next(j for j in w["jobs"] if j["id"] == 2)["walltime"] == 500
+    with pytest.raises(ValueError, match="missing-walltime"):
+        ConvertOptions(missing_walltime="bogus")
+
+
+def test_slicing():
+    w, r = convert_swf(TINY, ConvertOptions(max_jobs=1, skip_jobs=1, short_walltime="drop"),
+                       command="t")
+    assert [j["id"] for j in w["jobs"]] == [8]
+    assert r.dropped["short_walltime"] == 1
+    assert r.dropped["skipped_first_jobs"] == 1 and "beyond_max_jobs" not in r.dropped
+    w, r = convert_swf(TINY, ConvertOptions(start=1000), command="t")
+    assert [j["id"] for j in w["jobs"]] == [8]
+    assert r.dropped["outside_time_window"] == 2
+
+
+def test_malformed_line_reported(tmp_path):
+    bad = tmp_path / "bad.swf.gz"
+    text = TINY.read_text().replace("    7   500", "    7   5x0")
+    with gzip.open(bad, "wt") as f:
+        f.write(text)
+    with pytest.raises(SwfError, match=r"bad\.swf\.gz:16: non-numeric"):
+        read_swf(bad)
+    trace = read_swf(bad, skip_malformed=True)
+    assert len(trace.jobs) == 8 and trace.malformed[0][0] == 16
+    short = tmp_path / "short.swf"
+    short.write_text("1 2 3\n")
+    with pytest.raises(SwfError, match="short.swf:1: expected 18 fields, got 3"):
+        read_swf(short)
+    assert main([str(short), str(tmp_path / "o.json"), "-q"]) == 2
+
+
+def test_cli_split_days(tmp_path, capsys):
+    assert main([str(TINY), str(tmp_path / "ep"), "--split", "day", "--renumber"]) == 0
+    files = sorted(p.name for p in tmp_path.glob("ep_*.json"))
+    assert files == ["ep_1970-01-01.json", "ep_1970-01-02.json"]
+    day2 = json.loads((tmp_path / "ep_1970-01-02.json").read_text())
+    assert day2["jobs"][0]["subtime"] == 0 and day2["episode"]["period"] == "day"
+    assert "dropped  cancelled" in capsys.readouterr().out
+
+
+def test_sequential_shares():
+    rows = sequential_shares(read_swf(TINY), gap=300)
+    assert [(r.day, r.n_jobs, r.n_sequential) for r in rows] == [("1970-01-01", 7, 6),
+                                                                  ("1970-01-02", 2, 1)]
+    assert [r.quartile_bin for r in rows] == [4, 1]
+    assert workload_main(["characterise", str(TINY)]) == 0
+
+
+def test_upgrade_workload():
+    data = {"nb_res": 2, "jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "p"}],
+            "profiles": {"p": {"type": "msg_par_hg", "cpu": 1, "com": 0},
+                         "s": {"type": "sequence", "seq": ["p"]}}}
+    out, changes = upgrade_workload(data, "w.json")
+    assert out["profiles"]["p"]["type"] == "parallel_homogeneous"
+    assert out["profiles"]["s"]["type"] == "composed" and len(changes) == 2
+    del data["jobs"][0]["profile"]
+    with pytest.raises(WorkloadError, match=r"w\.json: jobs\[0\]"):
+        upgrade_workload(data, "w.json")
+
+
+@pytest.mark.skipif(not KTH.exists(), reason="needs /work/shared")
+def test_kth_legacy_matches_golden():
+    workload, report = convert_swf(KTH, ConvertOptions(legacy=True, speed=100e6), command="t")
+    golden = json.loads(GOLDEN_KTH.read_text())
+    assert len(workload["jobs"]) == len(golden["jobs"]) == 27954
+    keys = ("id", "subtime", "walltime", "res", "profile")
+    assert [[j[k] for k in keys] for j in workload["jobs"]] == \
+        [[j[k] for k in keys] for j in golden["jobs"]]
+    assert workload["profiles"] == golden["profiles"]
+    assert report.dropped == {"walltime_not_above_runtime": 513, "no_runtime": 8, "no_procs": 1}
+    # Default mode keeps 513 more jobs: walltime <= runtime is adjusted, not dropped.
+    native, rep = convert_swf(KTH, ConvertOptions(), command="t")
+    assert len(native["jobs"]) == 27954 + 513
+    assert rep.dropped == {"no_runtime": 8, "no_procs": 1}
+
+
+@pytest.mark.skipif(not SWF_DIR.exists(), reason="needs /work/shared")
+@pytest.mark.parametrize("name", sorted(p.name for p in SWF_DIR.glob("*.gz")) if SWF_DIR.exists() else [])
+def test_every_trace_head_converts(name):
+    workload, report = convert_swf(SWF_DIR / name, ConvertOptions(missing_walltime="runtime"),
+                                   max_lines=3000, command="t", skip_malformed=False)
+    assert workload["jobs"] and report.n_records > 0
+    assert all(j["res"] <= workload["nb_res"] for j in workload["jobs"])
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not SWF_DIR.exists(), reason="needs /work/shared")
+@pytest.mark.parametrize("name", sorted(p.name for p in SWF_DIR.glob("*.gz")) if SWF_DIR.exists() else [])
+def test_every_trace_converts_whole(name):
+    workload, report = convert_swf(SWF_DIR / name, ConvertOptions(missing_walltime="runtime"), command="t")
+    assert len(workload["jobs"]) == report.n_records - sum(report.dropped.values())
