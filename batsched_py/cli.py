@@ -10,11 +10,13 @@ from . import __version__
 
 # Tools with their own parsers, mounted as sub-commands: name -> (module, one-line help).
 DELEGATED = {
-    "emulate": ("batsched_py.emulator.cli", "run the Batsim emulator as a drop-in `batsim` (REQ side, Batsim's flags)"),
-    "swf2json": ("batsched_py.workloads.cli", "convert, clean, slice and characterise SWF traces into Batsim workloads"),
-    "platform": ("batsched_py.platforms.cli", "generate energy-aware cluster platforms, upgrade Batsim 3 platforms"),
-    "metrics": ("batsched_py.metrics.cli", "compute scheduling and energy metrics from Batsim output files"),
-    "plot": ("batsched_py.plots.cli", "draw Gantt charts, power/state timelines, CDFs and comparisons"),
+    "emulate": ("batsched_py.emulator.cli:main", "run the Batsim emulator as a drop-in `batsim` (REQ side, Batsim's flags)"),
+    "swf2json": ("batsched_py.workloads.cli:main", "convert, clean, slice and split SWF traces into Batsim workloads"),
+    "workload": ("batsched_py.workloads.cli:workload_main",
+                 "characterise workloads (sequential submissions per day) and upgrade Batsim 3 workloads"),
+    "platform": ("batsched_py.platforms.cli:main", "generate energy-aware cluster platforms, upgrade Batsim 3 platforms"),
+    "metrics": ("batsched_py.metrics.cli:main", "compute scheduling and energy metrics from Batsim output files"),
+    "plot": ("batsched_py.plots.cli:main", "draw Gantt charts, power/state timelines, CDFs and comparisons"),
 }
 
 
@@ -32,7 +34,8 @@ def _known_errors() -> tuple[type[BaseException], ...]:
                                          UnknownSchedulerError, PeerTimeout, SchedulerFailure, OSError]
     for module, names in (("batsched_py.emulator.errors", ("EmulatorError",)),
                           ("batsched_py.emulator.platform", ("PlatformError",)),
-                          ("batsched_py.launcher", ("LaunchError",))):
+                          ("batsched_py.launcher", ("LaunchError",)),
+                          ("batsched_py.policies.base", ("PolicyOptionError",))):
         try:
             mod = import_module(module)
         except ImportError:
@@ -127,7 +130,8 @@ def _simulation_args(p: argparse.ArgumentParser) -> None:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in DELEGATED:
-        return import_module(DELEGATED[argv[0]][0]).main(argv[1:])
+        module, _, function = DELEGATED[argv[0]][0].partition(":")
+        return getattr(import_module(module), function)(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
@@ -146,13 +150,25 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     from .scheduler import create
     from .transport.zmq_server import serve
-    scheduler = create(args.scheduler, parse_options(args.config))
+    scheduler = _create_scheduler(create, args.scheduler, parse_options(args.config))
     session = serve(scheduler, args.socket, timeout=args.timeout or None)
     if not args.quiet:
         jobs = scheduler.jobs
         print(f"batsched-py serve: simulation ended at t={scheduler.now:g} after {session.messages} messages; "
               f"{len(jobs.finished)} jobs finished, {len(jobs.queue)} left in queue", file=sys.stderr)
     return 0
+
+
+def _create_scheduler(create, name: str, options: dict[str, Any]):
+    """The policy, or one line saying why its constructor refused (a bad option, usually)."""
+    try:
+        return create(name, options)
+    except _known_errors():
+        raise
+    except Exception as exc:
+        from .transport.zmq_server import _describe
+        raise CliError(f"scheduler {name!r} failed to start with options {json.dumps(options)}: "
+                       f"{_describe(exc)}") from exc
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -169,7 +185,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     prefix = run_simulation(args.platform, args.workload, args.scheduler, parse_options(args.config),
                             export=args.export, energy=args.energy, events=args.events, mmax=args.mmax,
                             backend=args.backend, timeout=args.timeout, progress=not args.no_progress)
-    print_summary(prefix, args.scheduler, energy=args.energy)
+    print_summary(prefix, args.scheduler, args.platform, energy=args.energy)
     return 0
 
 

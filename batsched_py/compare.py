@@ -55,7 +55,7 @@ def _one(args: tuple) -> tuple[str, str]:
 
 
 def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
-    from .metrics import compare_table, write_table_csv, format_table
+    from .metrics import compare_table, format_table, write_csv
     runs = parse_schedulers(args.schedulers)
     outdir: Path = args.outdir
     outdir.mkdir(parents=True, exist_ok=True)
@@ -72,12 +72,13 @@ def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
         if not (directory / "out_jobs.csv").is_file():
             raise CliError(f"--include-published {directory}: no out_jobs.csv there")
         results[f"published:{directory.name}"] = directory / "out"
-    rows = compare_table(results)
-    write_table_csv(rows, outdir / "comparison.csv")
+    platform = args.platform if args.energy else None
+    rows = compare_table(results, platform)
+    write_csv(rows, outdir / "comparison.csv")
     print(format_table(rows))
     if not args.no_plots:
         from .plots import comparison_plots
-        for path in comparison_plots(results, outdir):
+        for path in comparison_plots(results, outdir, platform=platform):
             print(f"plot: {path}", file=sys.stderr)
     print(f"table: {outdir / 'comparison.csv'}", file=sys.stderr)
     return rows

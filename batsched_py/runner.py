@@ -31,23 +31,24 @@ SUMMARY_FIELDS = (
     ("nb_jobs", "jobs", "{:.0f}"),
     ("nb_jobs_success", "succeeded", "{:.0f}"),
     ("makespan", "makespan (s)", "{:.1f}"),
-    ("mean_waiting_time", "mean waiting time (s)", "{:.1f}"),
-    ("mean_slowdown", "mean slowdown", "{:.3f}"),
-    ("mean_bounded_slowdown", "mean bounded slowdown (10 s)", "{:.3f}"),
+    ("waiting_time_mean", "mean waiting time (s)", "{:.1f}"),
+    ("slowdown_mean", "mean slowdown", "{:.3f}"),
+    ("bounded_slowdown_mean", "mean bounded slowdown (10 s)", "{:.3f}"),
     ("utilisation", "utilisation", "{:.3f}"),
-    ("total_energy", "energy (J)", "{:.6g}"),
-    ("wasted_energy", "wasted energy (J)", "{:.6g}"),
+    ("energy_total", "energy (J)", "{:.6g}"),
+    ("energy_wasted", "wasted energy, idle + switching (J)", "{:.6g}"),
 )
 
 
-def print_summary(prefix: Path, name: str, energy: bool = False, file=sys.stdout) -> dict[str, Any]:
+def print_summary(prefix: Path, name: str, platform: Optional[Path] = None, energy: bool = False,
+                  file=sys.stdout) -> dict[str, Any]:
     from .metrics import compare_table
-    row = compare_table({name: Path(prefix)})[0]
+    row = compare_table({name: Path(prefix)}, platform if energy else None)[0]
     print(f"{name}: outputs in {prefix}_*.csv", file=file)
     for key, label, fmt in SUMMARY_FIELDS:
         if key not in row or row[key] in (None, ""):
             continue
-        if key in ("total_energy", "wasted_energy") and not energy:
+        if key.startswith("energy_") and not energy:
             continue
         print(f"  {label:<30} {fmt.format(float(row[key]))}", file=file)
     return row

@@ -55,7 +55,13 @@ class MachineState(str, Enum):
 _STATES = list(MachineState)
 _S = {s: i for i, s in enumerate(_STATES)}
 SLEEPING, SW_ON, SW_OFF, IDLE, COMPUTING, UNAVAILABLE = range(6)
-_CSV_STATES = (SLEEPING, SW_ON, SW_OFF, IDLE, COMPUTING)  # machine_states.csv columns
+
+
+def _expand(hosts) -> list[int]:
+    """Host ids of a ProcSet (or any iterable of ints) as a list, cheaply."""
+    if isinstance(hosts, ProcSet):
+        return [h for a, b in hosts.intervals() for h in range(a, b + 1)]
+    return list(hosts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,7 +266,8 @@ class Machines:
     def _states_row(self, t: float) -> None:
         if self.writers is not None:
             c = self._counts
-            self.writers.machine_states_row(t, tuple(c[i] for i in _CSV_STATES))
+            self.writers.machine_states_row(t, (c[SLEEPING], c[SW_ON], c[SW_OFF], c[IDLE],
+                                                c[COMPUTING]))
 
     def job_started(self, t: float, job_id: str, hosts: ProcSet, load: float = 1.0) -> None:
         """A job starts on ``hosts`` at ``t``.
@@ -274,11 +281,12 @@ class Machines:
             self._energy_row(t, "s")
             self._advance(t)
             self._job_start_energy[job_id] = sum(self._settle(h, t) for h in hosts)
-        jobs = self._jobs
+        hosts = _expand(hosts)
+        jobs, state = self._jobs, self._state
         for h in hosts:
             jobs[h] += 1
-        self._move((h for h in hosts if self._state[h] == IDLE), COMPUTING, t)
-        if load:
+        self._move([h for h in hosts if state[h] == IDLE], COMPUTING, t)
+        if load and self.energy_enabled:
             self.job_load_changed(t, job_id, hosts, load)
         self._states_row(t)
 
@@ -299,7 +307,8 @@ class Machines:
         its start and end), -1.0 without -E. Writes the ``e`` energy row
         (power after the end) and one machine_states row.
         """
-        jobs = self._jobs
+        hosts = _expand(hosts)
+        jobs, state = self._jobs, self._state
         energy = -1.0
         if self.energy_enabled:
             self._advance(t)
@@ -311,9 +320,12 @@ class Machines:
                     self._set_power(h, t)
             energy = end - self._job_start_energy.pop(job_id, 0.0)
             self._energy_last_completion = self._total_energy
+        freed = []
         for h in hosts:
             jobs[h] -= 1
-        self._move((h for h in hosts if jobs[h] == 0 and self._state[h] == COMPUTING), IDLE, t)
+            if not jobs[h] and state[h] == COMPUTING:
+                freed.append(h)
+        self._move(freed, IDLE, t)
         if self.energy_enabled:
             self._energy_row(t, "e")
         self._states_row(t)

@@ -264,7 +264,7 @@ def _walk(elem: ET.Element, zone_props: dict[str, str], out: list[_RawHost], pat
             out.append(_RawHost(hid, child.get("speed", ""), child.get("core", "1"),
                                 child.get("pstate", "0"), _props_of(child), zone_props,
                                 f"host {hid!r}"))
-        elif tag == "cluster":
+        elif tag in ("cluster", "cabinet"):
             _expand_cluster(child, out, path)
 
 
@@ -313,7 +313,9 @@ def _build_host(r: _RawHost, hid: int, path: str, energy: bool) -> Host:
     except ValueError:
         raise PlatformError(f"{where}: wattage_off {off!r} is not a number") from None
 
-    sleeps = _parse_sleep_pstates(r.props.get("sleep_pstates", ""), len(speeds), where)
+    # Batsim only reads sleep_pstates with -E.
+    sleeps = (_parse_sleep_pstates(r.props.get("sleep_pstates", ""), len(speeds), where)
+              if energy else ())
     props = {"role": r.props.get("role", "")}
     props.update(r.props)
     return Host(id=hid, name=r.name, core_count=core, pstates=pstates, default_pstate=default,

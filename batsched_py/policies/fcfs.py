@@ -1,30 +1,34 @@
-"""First come, first served without backfilling."""
-from procset import ProcSet
+"""First come, first served without backfilling (batsched ``fcfs_fast``).
 
-from ..scheduler import Scheduler, register
-
-
-def lowest_ids(free: ProcSet, n: int) -> ProcSet:
-    """The ``n`` lowest free host ids, like batsched's ``basic`` selector."""
-    picked = ProcSet()
-    for lo, hi in free.intervals():
-        take = min(n - len(picked), hi - lo + 1)
-        picked |= ProcSet((lo, lo + take - 1))
-        if len(picked) == n:
-            break
-    return picked
+A new job starts at once when nothing waits before it and enough hosts are
+free; when jobs end, the queue head starts while it fits, and the first job
+that does not fit blocks all the others.  Options: ``queue_order`` (default
+fcfs), ``allocation``/``contiguous``/``cores_per_node``/``seed`` (selection.py).
+"""
+from ..scheduler import register
+from .base import QueuePolicy
 
 
 @register("fcfs")
-class FCFS(Scheduler):
+class FCFS(QueuePolicy):
     description = "first come, first served, no backfilling (batsched fcfs_fast)"
 
-    def on_job_submitted(self, job):
-        if job.res > len(self.platform):
-            self.reject(job)
-
-    def schedule(self):
-        for job in list(self.jobs.queue.values()):
-            if job.res > len(self.platform.free):
-                break
-            self.execute(job, lowest_ids(self.platform.free, job.res))
+    def decide(self) -> None:
+        select = self.selector()
+        # New jobs first, in event order, like fcfs_fast: a rejection and an execution of
+        # two jobs of the same message come out in the order the jobs were submitted.
+        for job in self.released:
+            if not self.admit(job):
+                continue
+            if len(self.queue) == 1:            # nothing waited before it
+                hosts = select(self.free_for(job), job.res)
+                if hosts is not None:
+                    self.start(job, hosts)
+        if self.ended or self.replan or self.order is not None:
+            self.sort_queue()
+            while self.queue:
+                job = self.queue[0]
+                hosts = select(self.free_for(job), job.res)
+                if hosts is None:
+                    break                       # the head blocks the queue: no backfilling
+                self.start(job, hosts)

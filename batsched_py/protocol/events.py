@@ -322,6 +322,14 @@ class JobKilled(Event):
                 "job_progress": {k: p.to_data() for k, p in self.job_progress.items()}}
 
 
+def _pstate(data: Mapping[str, Any], where: str) -> str:
+    """A pstate number as a string of ASCII digits (``str.isdigit`` alone lets "²" through to ``int``)."""
+    state = f.get(data, "state", str, where)
+    if not (state.isascii() and state.isdigit()):
+        raise ProtocolError(f"state must be a pstate number, got {state[:40]!r}", f"{where}.state")
+    return state
+
+
 @dataclass(frozen=True, slots=True)
 class ResourceStateChanged(Event):
     resources: ProcSet = field(default_factory=ProcSet)
@@ -334,7 +342,7 @@ class ResourceStateChanged(Event):
     def from_data(cls, timestamp, data, where):
         return cls(timestamp, resources=parse_intervals(f.get(data, "resources", str, where),
                                                         f"{where}.resources"),
-                   state=f.get(data, "state", str, where))
+                   state=_pstate(data, where))
 
     def to_data(self):
         return {"resources": format_intervals(self.resources), "state": self.state}
@@ -487,10 +495,7 @@ class SetResourceState(Event):
         resources = parse_intervals(f.get(data, "resources", str, where), f"{where}.resources")
         if not resources:
             raise ProtocolError("empty resource set", f"{where}.resources")
-        state = f.get(data, "state", str, where)
-        if not state.isdigit():
-            raise ProtocolError(f"state must be a pstate number, got {state!r}", f"{where}.state")
-        return cls(timestamp, resources=resources, state=state)
+        return cls(timestamp, resources=resources, state=_pstate(data, where))
 
     def to_data(self):
         return {"resources": format_intervals(self.resources), "state": self.state}

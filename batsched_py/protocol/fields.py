@@ -1,4 +1,6 @@
 """Typed reads of JSON fields, each failure naming the field's place in the message."""
+import math
+import sys
 from typing import Any, Mapping
 
 from .errors import ProtocolError
@@ -26,10 +28,21 @@ def get(data: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where:
 
 
 def number(data: Mapping[str, Any], key: str, where: str, default: Any = _MISSING) -> Any:
+    """A finite JSON number: NaN, +-Infinity and integers beyond a double's range are refused."""
     value = get(data, key, (int, float), where, default)
-    if isinstance(value, float) and value != value:
-        raise ProtocolError(f"field {key!r} is NaN", f"{where}.{key}")
+    if value.__class__ is float:
+        if not math.isfinite(value):
+            raise ProtocolError(f"field {key!r} must be a finite number, got {value}", f"{where}.{key}")
+    elif value.__class__ is int and not -_MAX_DOUBLE_INT <= value <= _MAX_DOUBLE_INT:
+        raise ProtocolError(f"field {key!r} is too large for a double ({_digits(value)} digits)", f"{where}.{key}")
     return value
+
+
+_MAX_DOUBLE_INT = int(sys.float_info.max)
+
+
+def _digits(value: int) -> int:
+    return max(1, math.ceil(value.bit_length() * math.log10(2)))
 
 
 def string_list(data: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:

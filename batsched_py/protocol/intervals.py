@@ -1,20 +1,41 @@
 """Batsim interval sets ("0-3 7 9-10") as :class:`procset.ProcSet`."""
+import re
+
 from procset import ProcSet
 
 from .errors import ProtocolError
 
+# One interval: "N" or "A-B", ASCII digits only (str.isdigit and int() also accept "²", "٣", "1_0", "+1").
+_INTERVAL = re.compile(r"([0-9]+)(?:-([0-9]+))?", re.ASCII)
+MAX_RESOURCE_ID = 2 ** 31 - 1  # Batsim stores resource ids as C++ ints
+
 
 def parse_intervals(text: object, where: str) -> ProcSet:
-    """Parse Batsim's string form of an interval set, refusing anything else."""
+    """Parse Batsim's string form of an interval set (single spaces between intervals), refusing anything else."""
     if not isinstance(text, str):
         raise ProtocolError(f"expected an interval set string, got {type(text).__name__}", where)
-    try:
-        procs = ProcSet.from_str(text)
-    except (ValueError, TypeError) as exc:
-        raise ProtocolError(f"invalid interval set {text!r} ({exc})", where) from None
-    if procs and procs.min < 0:
-        raise ProtocolError(f"negative resource id in {text!r}", where)
-    return procs
+    if not text:
+        return ProcSet()
+    intervals = []
+    for part in text.split(" "):
+        m = _INTERVAL.fullmatch(part)
+        if m is None:
+            if part.startswith("-") and part[1:].isascii() and part[1:].isdigit():
+                raise ProtocolError(f"negative resource id in {_short(text)}", where)
+            raise ProtocolError(f"invalid interval set {_short(text)}: {_short(part)} is not N or A-B "
+                                "(non-negative integers, single spaces between intervals)", where)
+        lo = int(m[1])
+        hi = lo if m[2] is None else int(m[2])
+        if hi < lo:
+            raise ProtocolError(f"invalid interval set {_short(text)}: {_short(part)} ends before it starts", where)
+        if hi > MAX_RESOURCE_ID:
+            raise ProtocolError(f"invalid interval set {_short(text)}: resource id {hi} is beyond {MAX_RESOURCE_ID}", where)
+        intervals.append((lo, hi))
+    return ProcSet(*intervals)
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + f"... ({len(text)} characters)"
 
 
 def format_intervals(procs: ProcSet) -> str:

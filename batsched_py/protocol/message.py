@@ -51,6 +51,11 @@ def decode_event(raw: Any, where: str, sender: Optional[str] = None) -> Event:
     return cls.from_data(float(timestamp), data, f"{where}.data")
 
 
+def _refuse_constant(name: str):
+    # Python's json reads NaN, Infinity and -Infinity; JSON (and Batsim) has no such values.
+    raise ValueError(f"{name} is not a JSON value")
+
+
 def decode_message(raw: bytes | str | dict, sender: Optional[str] = None) -> Message:
     """Parse one message; ``sender`` ("batsim" or "scheduler") also checks event directions."""
     if sender not in (None, BATSIM, SCHEDULER):
@@ -62,8 +67,8 @@ def decode_message(raw: bytes | str | dict, sender: Optional[str] = None) -> Mes
             raise ProtocolError(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw)
-        except (json.JSONDecodeError, RecursionError) as exc:
+            raw = json.loads(raw, parse_constant=_refuse_constant)
+        except (ValueError, RecursionError) as exc:  # ValueError: JSONDecodeError, int over 4300 digits
             raise ProtocolError(f"not valid JSON ({exc})") from None
     data = f.require_object(raw, "message")
     now = f.number(data, "now", "message")

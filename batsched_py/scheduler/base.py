@@ -23,7 +23,9 @@ class DecisionError(ValueError):
 
 def _hosts(hosts: ProcSet | Iterable[int] | int) -> ProcSet:
     if isinstance(hosts, ProcSet):
-        return hosts
+        # A copy: the caller may pass a live set such as ``self.platform.free``, which the
+        # view then updates in place (``free -= hosts``) -- emptying the decision's allocation.
+        return hosts.copy()
     if isinstance(hosts, int):
         return ProcSet(hosts)
     return ProcSet(*hosts)

@@ -100,7 +100,9 @@ def main(argv: list[str] | None = None) -> int:
         out = Path(f"{args.output}_{label}.json") if label else Path(args.output)
         if label:
             workload["episode"] = {"period": args.split, "start": label}
-        workload["conversion"] = report.to_dict()
+        # Cleaning counts cover the whole trace (cleaning happens before slicing).
+        workload["conversion"] = report.to_dict() | {"jobs": len(episode),
+                                                     "profiles": len(workload["profiles"])}
         _write(workload, out, args.indent)
     report.n_jobs, report.n_profiles = len(jobs), n_profiles
     if args.report:

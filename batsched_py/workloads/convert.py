@@ -115,7 +115,7 @@ class ConversionReport:
         self.adjusted[rule] = self.adjusted.get(rule, 0) + 1
 
     def to_dict(self) -> dict:
-        return {"source": self.source, "records": self.n_records,
+        return {"source": Path(self.source).name, "records": self.n_records,
                 "malformed_lines": len(self.malformed), "dropped": dict(self.dropped),
                 "adjusted": dict(self.adjusted), "jobs": self.n_jobs,
                 "profiles": self.n_profiles, "nb_res": self.nb_res}

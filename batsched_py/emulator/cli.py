@@ -1,0 +1,108 @@
+"""``batsched-py emulate``: Batsim 4.2.1's command line, served by the emulator over ZeroMQ."""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, Optional, Sequence
+
+from .engine import EngineOptions, Exchange
+from .errors import EmulatorError
+
+__all__ = ["main", "emulate", "build_parser", "batsim_args_to_kwargs"]
+
+# Batsim flags the emulator refuses, with the reason.
+_UNSUPPORTED = {
+    "-W": "workflows", "--workflow": "workflows", "--WS": "workflows", "--workflow-start": "workflows",
+    "--enable-compute-sharing": "compute sharing", "--disable-storage-sharing": "storage sharing",
+    "-r": "extra host roles", "--add-role-to-hosts": "extra host roles",
+    "--enable-redis": "Redis", "--redis-hostname": "Redis", "--redis-port": "Redis", "--redis-prefix": "Redis",
+    "--simgrid-config": "SimGrid options", "--sg-cfg": "SimGrid options",
+    "--sg-log": "SimGrid logging", "--dump-execution-context": "execution context dumps",
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):
+        raise EmulatorError(f"emulate: {message}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = _Parser(prog="batsched-py emulate", description="Pure-Python Batsim 4.2.1 (REQ side).")
+    ap.add_argument("-p", "--platform", required=True)
+    ap.add_argument("-w", "--workload", action="append", default=[])
+    ap.add_argument("-e", "--export", default="out")
+    ap.add_argument("-E", "--energy", action="store_true")
+    ap.add_argument("-s", "--socket-endpoint", default="tcp://localhost:28000")
+    ap.add_argument("--events", action="append", default=[])
+    ap.add_argument("-m", "--master-host", default="master_host")
+    ap.add_argument("--mmax", type=int, default=0)
+    ap.add_argument("--mmax-workload", action="store_true")
+    ap.add_argument("--sched-cfg", default="")
+    ap.add_argument("--enable-profile-reuse", action="store_true")
+    ap.add_argument("--forward-profiles-on-submission", action="store_true")
+    ap.add_argument("--enable-dynamic-jobs", action="store_true")
+    ap.add_argument("--acknowledge-dynamic-jobs", action="store_true")
+    ap.add_argument("--forward-unknown-events", action="store_true")
+    ap.add_argument("-v", "--verbosity", default="information")
+    ap.add_argument("-q", "--quiet", action="store_true")
+    ap.add_argument("-t", "--disable-schedule-tracing", action="store_true")
+    ap.add_argument("-T", "--disable-machine-state-tracing", action="store_true")
+    ap.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for each reply (emulator only)")
+    ap.add_argument("--progress", action="store_true", help="progress bar on stderr (emulator only)")
+    return ap
+
+
+def _parse(args: Sequence[str]) -> argparse.Namespace:
+    for a in args:
+        flag = a.split("=", 1)[0]
+        if flag in _UNSUPPORTED:
+            raise EmulatorError(f"emulate: Batsim option {flag} ({_UNSUPPORTED[flag]}) is not supported by "
+                                "the emulator; use real Batsim")
+    ns = build_parser().parse_args(list(args))
+    if not ns.workload:
+        raise EmulatorError("emulate: at least one -w/--workload is needed (workflows are not supported)")
+    if ns.acknowledge_dynamic_jobs and not ns.enable_dynamic_jobs:
+        raise EmulatorError("emulate: --acknowledge-dynamic-jobs needs --enable-dynamic-jobs")
+    return ns
+
+
+def batsim_args_to_kwargs(args: Sequence[str]) -> dict[str, Any]:
+    """Batsim-style argv -> keyword arguments of :func:`run_engine` (minus ``exchange``)."""
+    ns = _parse(args)
+    options = EngineOptions(forward_profiles=ns.forward_profiles_on_submission,
+                            dynamic_jobs=ns.enable_dynamic_jobs, ack_dynamic_jobs=ns.acknowledge_dynamic_jobs,
+                            profile_reuse=ns.enable_profile_reuse, sched_config=ns.sched_cfg,
+                            forward_unknown_events=ns.forward_unknown_events)
+    return dict(platform=ns.platform, workloads=ns.workload, output_prefix=ns.export, energy=ns.energy,
+                events=ns.events, mmax=ns.mmax, mmax_workload=ns.mmax_workload, master_host=ns.master_host,
+                progress=ns.progress, options=options)
+
+
+def emulate(args: Sequence[str], exchange: Exchange):
+    """Run the emulator with Batsim-style ``args`` against ``exchange``; returns a SimulationResult."""
+    from .simulate import run_engine
+    return run_engine(exchange=exchange, **batsim_args_to_kwargs(args))
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    from .peer import ZmqPeer
+    from .platform import PlatformError
+    args = list(sys.argv[1:] if argv is None else argv)
+    if any(a in ("-h", "--help") for a in args):
+        build_parser().print_help()
+        return 0
+    try:
+        ns = _parse(args)
+        with ZmqPeer(ns.socket_endpoint, ns.timeout) as peer:
+            result = emulate(args, peer)
+    except (EmulatorError, PlatformError, OSError) as exc:
+        print(f"batsched-py emulate: error: {exc}", file=sys.stderr)
+        return 2
+    if not ns.quiet:
+        print(f"simulation finished at t={result.end_time:g}: {len(result.jobs)} jobs, "
+              f"{result.messages} messages", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,131 @@
+"""Batsim 4.2.1 profiles -> what the emulator needs to run a job: a list of tasks.
+
+Supported types: ``delay``, ``parallel_homogeneous``, ``parallel_homogeneous_total``,
+``parallel`` (cpu vector, zero com matrix) and ``composed`` (``seq`` + ``repeat``).
+Every profile may carry ``ret`` (the job's return code; non-zero means COMPLETED_FAILED).
+Profiles that need a network, storage, MPI or usage traces cannot be emulated without a
+flow model: they are refused with an error that points to real Batsim.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from .errors import EmulatorError
+
+__all__ = ["Profile", "Task", "parse_profile", "expand_tasks", "UNSUPPORTED"]
+
+# Types real Batsim 4.2.1 knows but which need a network/storage/trace model.
+UNSUPPORTED = {
+    "parallel_homogeneous_pfs": "storage (PFS) transfers",
+    "data_staging": "storage transfers",
+    "smpi": "SMPI (MPI traces)",
+    "usage_trace": "usage traces",
+    "trace_replay": "trace replay",
+    "send": "inter-job messages", "recv": "inter-job messages",
+    "SchedulerSend": "inter-job messages", "SchedulerRecv": "inter-job messages",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    name: str
+    type: str
+    data: Mapping[str, Any]          # the JSON object as given (forwarded to the scheduler)
+    ret: int = 0
+    seq: tuple[str, ...] = ()
+    repeat: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """One leaf task of a job. kind: 'delay' (seconds) or 'cpu' (flops per host / vector)."""
+    profile: str
+    kind: str
+    amount: float = 0.0
+    total: bool = False               # parallel_homogeneous_total: amount split among hosts
+    vector: tuple[float, ...] = field(default=())   # parallel: flops per host rank
+
+    def duration(self, nb_hosts: int, speed: float) -> float:
+        """Seconds this task lasts on ``nb_hosts`` hosts of (slowest) speed ``speed`` flop/s."""
+        if self.kind == "delay":
+            return self.amount
+        if self.vector:
+            return max(self.vector) / speed if self.vector else 0.0
+        flops = self.amount / nb_hosts if self.total else self.amount
+        return flops / speed
+
+
+def _num(data: Mapping[str, Any], key: str, where: str) -> float:
+    value = data.get(key)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise EmulatorError(f"{where}: field {key!r} must be a non-negative number, got {value!r}")
+    return float(value)
+
+
+def parse_profile(name: str, data: Any, where: str, *, free_network: bool = False) -> Profile:
+    """Check one profile object; ``where`` names the workload (and job) for messages.
+
+    free_network: the platform has no links, so SimGrid moves ``com`` bytes in no time
+    (then non-zero ``com`` is fine; otherwise it needs a network model and is refused).
+    """
+    where = f"{where}: profile {name!r}"
+    if not isinstance(data, dict) or not isinstance(data.get("type"), str):
+        raise EmulatorError(f"{where}: a profile must be an object with a string 'type'")
+    kind = data["type"]
+    ret = data.get("ret", 0)
+    if isinstance(ret, bool) or not isinstance(ret, int):
+        raise EmulatorError(f"{where}: 'ret' must be an integer, got {ret!r}")
+    if kind in UNSUPPORTED:
+        raise EmulatorError(f"{where}: type {kind!r} needs {UNSUPPORTED[kind]}, which the emulator "
+                            "does not model; run this workload with real Batsim")
+    if kind == "delay":
+        _num(data, "delay", where)
+    elif kind in ("parallel_homogeneous", "parallel_homogeneous_total"):
+        _num(data, "cpu", where)
+        if data.get("com", 0) not in (0, 0.0) and not free_network:
+            raise EmulatorError(f"{where}: non-zero 'com' needs a network model, which the emulator "
+                                "does not have; run this workload with real Batsim")
+    elif kind == "parallel":
+        cpu, com = data.get("cpu"), data.get("com", [])
+        if not isinstance(cpu, list) or not all(isinstance(c, (int, float)) for c in cpu):
+            raise EmulatorError(f"{where}: 'cpu' must be a list of numbers")
+        if not isinstance(com, list) or (any(c != 0 for c in com) and not free_network):
+            raise EmulatorError(f"{where}: non-zero 'com' matrix needs a network model, which the "
+                                "emulator does not have; run this workload with real Batsim")
+    elif kind == "composed":
+        seq = data.get("seq")
+        repeat = data.get("repeat", 1)
+        if not isinstance(seq, list) or not all(isinstance(s, str) for s in seq):
+            raise EmulatorError(f"{where}: 'seq' must be a list of profile names")
+        if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
+            raise EmulatorError(f"{where}: 'repeat' must be a positive integer")
+        return Profile(name, kind, data, ret, tuple(seq), repeat)
+    else:
+        raise EmulatorError(f"{where}: unknown profile type {kind!r} (Batsim 4.2.1 has delay, "
+                            "parallel, parallel_homogeneous, parallel_homogeneous_total, composed, ...)")
+    return Profile(name, kind, data, ret)
+
+
+def expand_tasks(profile: Profile, profiles: Mapping[str, Profile], where: str,
+                 _depth: int = 0) -> list[tuple[Task, tuple[tuple[str, int], ...]]]:
+    """Leaf tasks of ``profile`` in execution order, each with its path of (composed name, index)."""
+    if profile.type != "composed":
+        d = profile.data
+        if profile.type == "delay":
+            task = Task(profile.name, "delay", float(d["delay"]))
+        elif profile.type == "parallel":
+            task = Task(profile.name, "cpu", vector=tuple(float(c) for c in d["cpu"]))
+        else:
+            task = Task(profile.name, "cpu", float(d["cpu"]), profile.type == "parallel_homogeneous_total")
+        return [(task, ())]
+    if _depth > 32:
+        raise EmulatorError(f"{where}: profile {profile.name!r}: composed profiles nest too deep (cycle?)")
+    out = []
+    for _ in range(profile.repeat):
+        for i, sub in enumerate(profile.seq):
+            if sub not in profiles:
+                raise EmulatorError(f"{where}: profile {profile.name!r} uses unknown profile {sub!r}")
+            for task, path in expand_tasks(profiles[sub], profiles, where, _depth + 1):
+                out.append((task, ((profile.name, i),) + path))
+    return out

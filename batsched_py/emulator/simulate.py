@@ -1,0 +1,175 @@
+"""In-process API: run a whole simulation against a Scheduler (or any exchange callable)."""
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence
+
+from procset import ProcSet
+
+from .. import protocol as p
+from .engine import Engine, EngineOptions, Exchange
+from .errors import EmulatorError
+from .events_file import load_events
+from .machines import Machines
+from .outputs import OutputWriters
+from .platform import load_platform
+from .workload import load_workload
+
+__all__ = ["simulate", "run_engine", "SimulationResult", "JobOutcome"]
+
+
+@dataclass
+class JobOutcome:
+    job_id: str
+    workload: str
+    profile: str
+    submission_time: float
+    requested_resources: int
+    requested_time: float
+    final_state: str
+    starting_time: float
+    execution_time: float
+    finish_time: float
+    allocated_resources: Optional[ProcSet]
+    consumed_energy: float
+    metadata: str
+
+
+@dataclass
+class SimulationResult:
+    end_time: float
+    consumed_energy: Optional[float]
+    jobs: dict[str, JobOutcome]
+    output_prefix: Optional[Path]
+    messages: int
+    complete: bool
+
+
+def _progress_bar(enabled: bool) -> tuple[Optional[Callable[[int, int], None]], Callable[[], None]]:
+    if not enabled:
+        return None, lambda: None
+    try:
+        from tqdm import tqdm
+        bar = tqdm(total=0, unit="job", desc="finished", file=sys.stderr)
+
+        def update(submitted: int, finished: int) -> None:
+            bar.total = submitted
+            bar.n = finished
+            if finished % 100 == 0 or finished == submitted:
+                bar.refresh()
+        return update, bar.close
+    except ImportError:
+        last = [0.0]
+
+        def update(submitted: int, finished: int) -> None:
+            now = time.monotonic()
+            if now - last[0] > 0.5:
+                last[0] = now
+                print(f"\r{finished}/{submitted} jobs finished", end="", file=sys.stderr, flush=True)
+        return update, lambda: print(file=sys.stderr)
+
+
+def run_engine(platform: str | Path, workloads: Sequence[str | Path], exchange: Exchange, *,
+               output_prefix: str | Path | None = None, energy: bool = False,
+               events: Sequence[str | Path] = (), mmax: int = 0, mmax_workload: bool = False,
+               master_host: str = "master_host", progress: bool = False,
+               options: Optional[EngineOptions] = None) -> SimulationResult:
+    """Load inputs, run the engine with ``exchange``; outputs are closed (marked incomplete on error)."""
+    started = time.perf_counter()
+    options = options or EngineOptions()
+    options.energy = energy
+    if mmax_workload:
+        import json
+        nb = []
+        for w in workloads:
+            try:
+                nb.append(int(json.load(open(w)).get("nb_res", 0)))
+            except (OSError, ValueError) as exc:
+                raise EmulatorError(f"--mmax-workload: cannot read nb_res of {w}: {exc}") from None
+        mmax = max(nb, default=0)
+    plat = load_platform(platform, mmax=mmax, energy=energy, master_host=master_host)
+    free_network = _has_no_links(platform)
+    wls = [load_workload(w, f"w{i}", nb_hosts=plat.nb_hosts, free_network=free_network)
+           for i, w in enumerate(workloads)]
+    evs = [load_events(e, nb_hosts=plat.nb_hosts) for e in events]
+    writers = OutputWriters(str(output_prefix), energy=energy) if output_prefix is not None else None
+    machines = Machines(plat, writers, energy_enabled=energy)
+    update, close_bar = _progress_bar(progress)
+    sched_time = [0.0]
+
+    def timed(request: p.Message) -> p.Message:
+        t0 = time.perf_counter()
+        try:
+            return exchange(request)
+        finally:
+            sched_time[0] += time.perf_counter() - t0
+
+    engine = Engine(plat, wls, evs, machines, writers, timed, options, update)
+    complete, error = False, None
+    try:
+        engine.run()
+        complete = True
+    except EmulatorError as exc:
+        error = str(exc)
+        raise
+    except Exception as exc:   # scheduler crash, protocol error: still leave evidence
+        error = f"{type(exc).__name__}: {exc}"
+        raise
+    finally:
+        close_bar()
+        if writers is not None:
+            writers.close(engine.now, machines.stats(engine.now), nb_jobs=engine.nb_submitted,
+                          scheduling_time=sched_time[0], simulation_time=time.perf_counter() - started,
+                          complete=complete, error=error)
+    return SimulationResult(
+        end_time=engine.now,
+        consumed_energy=machines.consumed_energy(engine.now) if energy else None,
+        jobs={j.id: _outcome(j) for j in engine.jobs.values()},
+        output_prefix=Path(output_prefix) if output_prefix is not None else None,
+        messages=engine.messages, complete=complete)
+
+
+def _has_no_links(platform: str | Path) -> bool:
+    """True when the platform declares no link, backbone or cluster bandwidth: SimGrid then
+    moves data instantly, so profiles with communications are exact without a network model."""
+    import re
+    try:
+        text = Path(platform).read_text()
+    except OSError:
+        return False
+    return re.search(r"<\s*(link|backbone)\b|<\s*cluster\b[^>]*\bbw\s*=", text) is None
+
+
+def _outcome(j) -> JobOutcome:
+    started = j.start >= 0
+    return JobOutcome(j.id, j.workload, j.profile, j.subtime, j.res,
+                      -1.0 if j.walltime is None else j.walltime, j.state,
+                      j.start if started else -1.0,
+                      (j.finish - j.start) if started and j.finish >= 0 else -1.0,
+                      j.finish, j.alloc, j.energy, j.metadata)
+
+
+def simulate(platform: str | Path, workloads: Sequence[str | Path], scheduler: Any, *,
+             output_prefix: str | Path | None = None, energy: bool = False,
+             events: Sequence[str | Path] = (), mmax: int = 0, progress: bool = False,
+             **batsim_options: Any) -> SimulationResult:
+    """Run ``scheduler`` (a Scheduler, or a callable Message -> Message) in-process.
+
+    batsim_options: forward_profiles, dynamic_jobs, ack_dynamic_jobs, profile_reuse,
+    sched_config, forward_unknown_events, mmax_workload, master_host.
+    """
+    if callable(scheduler) and not hasattr(scheduler, "schedule"):
+        exchange = scheduler
+    else:
+        from ..scheduler import Session
+        exchange = Session(scheduler).handle
+    extra = {k: batsim_options.pop(k) for k in ("mmax_workload", "master_host") if k in batsim_options}
+    try:
+        options = EngineOptions(**batsim_options)
+    except TypeError as exc:
+        raise EmulatorError(f"simulate(): {exc}") from None
+    return run_engine(platform, workloads, exchange, output_prefix=output_prefix, energy=energy,
+                      events=events, mmax=mmax, progress=progress, options=options, **extra)

@@ -1,0 +1,112 @@
+"""What both backends share: Batsim's arguments, the error type, and the supervision of one run."""
+from __future__ import annotations
+
+import signal
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional, Protocol
+
+# Batsim 4.x speaks the JSON protocol this package implements; `latest` is Batsim 5 (another protocol).
+# 4.2.0 is the newest 4.x tag known to be published; 4.2.1 is a bug-fix release of it with the same
+# command line and protocol (Batsim follows semantic versioning and counts both as public API).
+DEFAULT_IMAGE = "oarteam/batsim:4.2.0"
+
+TAIL_LINES = 5          # lines of Batsim's output quoted in an error
+EXIT_GRACE = 30.0       # seconds Batsim may take to write its outputs after SIMULATION_ENDS, at least
+TERMINATE_GRACE = 3.0   # seconds between SIGTERM and SIGKILL when stopping Batsim
+
+
+class LaunchError(RuntimeError):
+    """A real-Batsim run failed: the message names the side that failed, its exit code and last output."""
+
+
+@dataclass
+class BatsimArgs:
+    """Batsim's command line, with host paths; ``argv`` maps them for a container."""
+    platform: Path
+    workloads: list[Path]
+    export: str
+    energy: bool = False
+    events: list[Path] = field(default_factory=list)
+    mmax: int = 0
+    extra: list[str] = field(default_factory=list)
+
+    def inputs(self) -> list[Path]:
+        return [self.platform, *self.workloads, *self.events]
+
+    def argv(self, endpoint: str, path: Callable[[Path], str] = str, export: Optional[str] = None) -> list[str]:
+        out = ["-p", path(self.platform)]
+        for w in self.workloads:
+            out += ["-w", path(w)]
+        out += ["-e", self.export if export is None else export]
+        if self.energy:
+            out.append("-E")
+        for e in self.events:
+            out += ["--events", path(e)]
+        if self.mmax:
+            out += ["--mmax", str(self.mmax)]
+        return out + ["-s", endpoint, *self.extra]
+
+
+def free_port() -> int:
+    """A TCP port free on the loopback right now (the scheduler binds it a moment later)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def describe_exit(code: int) -> str:
+    if code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    if code in (137, 143):  # a container's main process killed by SIGKILL / SIGTERM
+        return f"exited with code {code} ({'SIGKILL: out of memory?' if code == 137 else 'SIGTERM'})"
+    return f"exited with code {code}"
+
+
+def format_tail(lines: list[str]) -> str:
+    lines = [ln.strip()[:300] for ln in lines if ln.strip()][-TAIL_LINES:]
+    return "; last output: " + " | ".join(lines) if lines else "; it printed nothing"
+
+
+class Peer(Protocol):
+    """The supervised Batsim: a process or a container."""
+    name: str
+
+    def poll(self) -> Optional[int]: ...           # exit code, or None while running
+    def wait(self, timeout: Optional[float]) -> Optional[int]: ...  # None: still running at the deadline
+    def tail(self) -> list[str]: ...
+    def stop(self) -> None: ...                      # idempotent: nothing of it left running afterwards
+
+
+def supervise(scheduler: Any, peer: Peer, endpoint: str, export: str, timeout: Optional[float]) -> None:
+    """Serve ``scheduler`` on ``endpoint`` while ``peer`` (Batsim, already started) runs; stop it on any way out."""
+    from ..transport.zmq_server import PeerTimeout, serve
+
+    def watchdog() -> None:
+        code = peer.poll()
+        if code is not None:
+            raise LaunchError(f"{peer.name} {describe_exit(code)} before the simulation ended"
+                              f"{format_tail(peer.tail())}")
+
+    try:
+        try:
+            serve(scheduler, endpoint, timeout=timeout, watchdog=watchdog)
+        except PeerTimeout as exc:
+            raise LaunchError(f"{peer.name} went silent: {exc}; it was stopped{format_tail(peer.tail())}") from None
+        grace = max(EXIT_GRACE, timeout or 0.0)
+        code = peer.wait(grace)
+        if code is None:
+            raise LaunchError(f"{peer.name} did not exit within {grace:g} s after the simulation ended; "
+                              f"it was stopped{format_tail(peer.tail())}")
+        if code != 0:
+            raise LaunchError(f"{peer.name} {describe_exit(code)} after the simulation ended"
+                              f"{format_tail(peer.tail())}")
+        if not Path(f"{export}_jobs.csv").is_file():
+            raise LaunchError(f"{peer.name} exited normally but wrote no {export}_jobs.csv"
+                              f"{format_tail(peer.tail())}")
+    finally:
+        peer.stop()

@@ -1,0 +1,119 @@
+"""What every queue-based policy shares: its own queue, per-message news, options, and launching.
+
+A policy built on :class:`QueuePolicy` implements :meth:`decide`, called once per
+message, reading ``self.released`` (jobs submitted in this message, in event
+order), ``self.ended`` (jobs that completed in this message) and ``self.queue``
+(accepted jobs waiting, in queue order), and taking jobs out of the queue with
+:meth:`start`.  Like batsched, it keeps its own notion of which hosts are taken
+(``self.available``: hosts no started job of this policy holds).
+
+Two hooks let power management (``power.py``) wrap any such policy without
+touching it: :meth:`launch` (the base executes at once; a power wrapper may
+first wake hosts up) and :meth:`present_hosts` (hosts a job may start on right
+now; None means all available ones).
+"""
+from typing import Any, Mapping, Optional
+
+from procset import ProcSet
+
+from ..scheduler import Job, Scheduler
+from .queue_order import order_key
+from .selection import Selector, make_selector
+
+
+def has_walltime(job: Job) -> bool:
+    """Batsim writes "no walltime" as -1 (or leaves the field out)."""
+    return job.walltime is not None and job.walltime >= 0
+
+
+class PolicyOptionError(ValueError):
+    """An option a policy cannot use; the message names the option."""
+
+
+class QueuePolicy(Scheduler):
+    description = "abstract queue-based policy"
+    #: options this policy understands (others are refused so typos do not go unnoticed)
+    OPTIONS: frozenset[str] = frozenset({"queue_order", "allocation", "contiguous", "cores_per_node", "seed"})
+    #: batsched's backfilling algorithms refuse jobs without walltime
+    needs_walltime = False
+    #: a queue order forced by a registered variant (``saf``, ``sjf``)
+    default_queue_order = "fcfs"
+
+    def __init__(self, options: Optional[Mapping[str, Any]] = None):
+        super().__init__(options)
+        unknown = set(self.options) - self.OPTIONS
+        if unknown:
+            raise PolicyOptionError(f"{type(self).__name__}: unknown option(s) {sorted(unknown)}; "
+                                    f"known: {sorted(self.OPTIONS)}")
+        self.queue_order = self.options.get("queue_order", self.default_queue_order)
+        self.order = order_key(self.queue_order)
+        self.select: Selector = make_selector(self.options)
+        self.queue: list[Job] = []
+        self.released: list[Job] = []
+        self.ended: list[Job] = []
+        self.available = ProcSet()
+        #: set by power wrappers: reconsider every queued job even if no job ended
+        self.replan = False
+
+    # --- event bookkeeping ------------------------------------------------------------
+    def on_simulation_begins(self, event) -> None:
+        self.available = ProcSet(self.platform.all)
+
+    def on_job_submitted(self, job: Job) -> None:
+        self.released.append(job)
+
+    def on_job_completed(self, job: Job) -> None:
+        self.available |= job.alloc
+        self.ended.append(job)
+
+    def schedule(self) -> None:
+        self.decide()
+        self.released.clear()
+        self.ended.clear()
+        self.replan = False
+
+    # --- for subclasses ---------------------------------------------------------------
+    def decide(self) -> None:
+        raise NotImplementedError
+
+    def admit(self, job: Job) -> bool:
+        """Reject a job the platform can never run (or without walltime if required); else queue it."""
+        if job.res > len(self.platform) or (self.needs_walltime and not has_walltime(job)):
+            self.reject(job)
+            return False
+        self.queue.append(job)
+        return True
+
+    def sort_queue(self) -> None:
+        if self.order is not None:
+            self.queue.sort(key=self.order)
+
+    def start(self, job: Job, hosts: ProcSet, mapping: Optional[Mapping[str, str]] = None) -> None:
+        """Take the job out of the queue and run it on ``hosts``."""
+        self.queue.remove(job)
+        self.available -= hosts
+        self.launch(job, hosts, mapping)
+
+    # --- hooks for power management --------------------------------------------------------
+    def launch(self, job: Job, hosts: ProcSet, mapping: Optional[Mapping[str, str]] = None) -> None:
+        self.execute(job, hosts, mapping)
+
+    def present_hosts(self, job: Job) -> Optional[ProcSet]:
+        """Hosts ``job`` may start on now (None: any available host)."""
+        return None
+
+    def start_deadline(self, job: Job) -> float:
+        """Latest start a restriction by present_hosts() may cost ``job`` before it is lifted."""
+        return float("inf")
+
+    def planned_duration(self, job: Job) -> float:
+        """How long a reservation lasts: the walltime (an oracle knows better)."""
+        return job.walltime
+
+    def selector(self) -> Selector:
+        """The selector to use for the decisions of this message (power wrappers prefer awake hosts)."""
+        return self.select
+
+    def free_for(self, job: Job) -> ProcSet:
+        present = self.present_hosts(job)
+        return self.available if present is None else self.available & present

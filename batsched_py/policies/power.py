@@ -1,0 +1,254 @@
+"""Power management composable with any queue-based policy: ``timeout`` and ``oracle``.
+
+Usage: ``--scheduler timeout --config '{"base": "easy", "timeout": 5}'`` (any
+registered QueuePolicy works as ``base``: fcfs, easy, conservative, filler, saf,
+sjf; the base's own options go in the same object).  The scheduler that runs is
+the base class with a power mixin in front of it (named e.g. ``easy+timeout``),
+so the base decides *which* jobs start *where* exactly as it would alone; the
+mixin only decides *when hosts are on*:
+
+- A base decision to start a job on hosts that are asleep (or still busy or
+  switching) becomes a pending launch: the sleeping hosts are switched on and
+  the job is executed as soon as all its hosts are idle.  Host selection prefers
+  hosts that are on.
+- ``timeout`` (option ``"timeout": T``, default 5, in the platform's time unit):
+  a node is switched off once it has been idle (no job, nothing pending) for T;
+  T = 0 switches idle nodes off at once.  Wake-ups only happen because queued
+  work needs the hosts.
+- ``"cores_per_node": k`` (default 1): hosts ``[i*k, (i+1)*k)`` form a node that is
+  switched off and on as a whole (Grid'5000 Taurus: 12); the selection options
+  use the same grouping.
+- ``oracle`` (off-reservation oracle, an upper bound for learned policies): it knows
+  each job's real runtime -- from its profile when Batsim forwards profiles on
+  submission (``delay``; ``parallel_homogeneous`` with option ``"host_speed"``,
+  flops per time unit), or from option ``"workload"`` (the Batsim workload file)
+  -- and plans reservations with it instead of the walltime.  Idle nodes are
+  switched off at once, except those the plan uses within ``"keep_on"`` time
+  units (default 0).  A queued job may start only on hosts that are on as long
+  as that start (exactly known) leaves its waiting time within ``"threshold"``
+  (default 0): sleeping nodes stay off while no queued job's waiting time would
+  exceed the threshold.  With FCFS/filler bases, which plan nothing, the job
+  waits for on hosts until its waiting time reaches the threshold.
+"""
+import json
+from typing import Any, Mapping, Optional
+
+from procset import ProcSet
+
+from ..scheduler import HostState, Job, Scheduler, register
+from ..scheduler.registry import available as registered
+from .base import PolicyOptionError, QueuePolicy
+
+AWAKE = (HostState.IDLE, HostState.COMPUTING, HostState.SWITCHING_ON, HostState.CHANGING_PSTATE)
+
+
+class PowerMixin:
+    """Pending launches, node grouping, switching off idle nodes after a timeout."""
+    POWER_OPTIONS = frozenset({"base", "timeout", "cores_per_node"})
+
+    def __init__(self, options: Optional[Mapping[str, Any]] = None):
+        super().__init__(options)
+        self.timeout = float(self.options.get("timeout", 5))
+        if self.timeout < 0:
+            raise PolicyOptionError(f"option timeout: {self.timeout} must be >= 0")
+        self.cores = self.options.get("cores_per_node", 1)
+        self.pending: dict[str, tuple[Job, ProcSet, Optional[Mapping[str, str]]]] = {}
+        self.idle_since: dict[int, float] = {}
+        self.calls: set[float] = set()
+        self.switches = 0   # node switch requests (off and on), for studies
+
+    def on_simulation_begins(self, event) -> None:
+        super().on_simulation_begins(event)
+        mute = [r.name for r in self.platform if r.power is None or not r.power.sleep]
+        if mute:
+            raise PolicyOptionError(f"{type(self).__name__} needs hosts with sleep pstates; "
+                                    f"{len(mute)} host(s) have none (e.g. {mute[0]})")
+        n = len(self.platform)
+        self.nodes = [ProcSet((lo, min(lo + self.cores, n) - 1)) for lo in range(0, n, self.cores)]
+
+    def on_requested_call(self) -> None:
+        self.calls.discard(self.now)
+        super().on_requested_call()
+
+    # --- the hooks of QueuePolicy ---------------------------------------------------------
+    def launch(self, job, hosts, mapping=None) -> None:
+        self.pending[job.id] = (job, hosts, mapping)
+
+    def awake(self) -> ProcSet:
+        return self.platform.hosts_in(*AWAKE)
+
+    def selector(self):
+        from .selection import preferring
+        return preferring(self.select, self.awake())
+
+    def schedule(self) -> None:
+        super().schedule()
+        self._flush()
+        self._power_down()
+
+    # --- internals ------------------------------------------------------------------------
+    def _flush(self) -> None:
+        """Execute pending launches whose hosts are all idle; wake the sleeping hosts of the others."""
+        wake = ProcSet()
+        for job_id, (job, hosts, mapping) in list(self.pending.items()):
+            if hosts.issubset(self.platform.free):
+                del self.pending[job_id]
+                self.execute(job, hosts, mapping)
+            else:
+                wake |= ProcSet(*(h for h in hosts if self.platform[h].state is HostState.SLEEPING))
+        self._switch(wake, on=True)
+
+    def _switch(self, hosts: ProcSet, on: bool) -> None:
+        """One SET_RESOURCE_STATE for the whole nodes of ``hosts`` (their hosts in the right state)."""
+        want = HostState.SLEEPING if on else HostState.IDLE
+        group = []
+        for node in sorted({h // self.cores for h in hosts}):
+            group += [h for h in self.nodes[node]
+                      if self.platform[h].state is want and self.platform[h].target_pstate is None]
+        if group:
+            (self.switch_on if on else self.switch_off)(ProcSet(*group))
+            self.switches += len({h // self.cores for h in group})
+
+    def keep_on(self) -> ProcSet:
+        """Idle hosts to keep on whatever their idle time (none for a plain timeout)."""
+        return ProcSet()
+
+    def _power_down(self) -> None:
+        committed = self.platform.all - self.available
+        keep = self.keep_on() | committed
+        next_call = None
+        off = ProcSet()
+        for i, node in enumerate(self.nodes):
+            idle = not (node & keep) and all(
+                self.platform[h].state is HostState.IDLE and not self.platform[h].unavailable for h in node)
+            if not idle:
+                self.idle_since.pop(i, None)
+                continue
+            since = self.idle_since.setdefault(i, self.now)
+            if self.now - since >= self.timeout:
+                off |= node
+                del self.idle_since[i]
+            else:
+                due = since + self.timeout
+                next_call = due if next_call is None else min(next_call, due)
+        self._switch(off, on=False)
+        if next_call is not None and next_call not in self.calls and next_call > self.decision_time:
+            self.calls.add(next_call)
+            self.call_me_later(next_call)
+
+
+class OracleMixin(PowerMixin):
+    """Timeout 0 plus exact knowledge of runtimes: plan with them, keep planned nodes on, and keep
+    sleeping nodes off while queued jobs can wait for hosts that are on (within ``threshold``)."""
+    POWER_OPTIONS = PowerMixin.POWER_OPTIONS | {"threshold", "workload", "host_speed", "keep_on"}
+
+    def __init__(self, options=None):
+        options = dict(options or {})
+        options.setdefault("timeout", 0)
+        super().__init__(options)
+        self.threshold = float(self.options.get("threshold", 0))
+        self.keep_horizon = float(self.options.get("keep_on", 0))
+        self.host_speed = self.options.get("host_speed")
+        self.runtimes: dict[str, float] = {}
+        if "workload" in self.options:
+            self.runtimes = read_runtimes(self.options["workload"], self.host_speed)
+
+    def runtime(self, job: Job) -> Optional[float]:
+        name = job.id.split("!", 1)[-1]
+        if name in self.runtimes:
+            return self.runtimes[name]
+        if job.profile is not None:
+            return profile_runtime(job.profile, self.host_speed)
+        return None
+
+    def planned_duration(self, job: Job) -> float:
+        real = self.runtime(job)
+        if real is None:
+            return job.walltime
+        return real if job.walltime is None or job.walltime < 0 else min(real, job.walltime)
+
+    def present_hosts(self, job: Job) -> Optional[ProcSet]:
+        if self.now - job.subtime >= self.threshold:
+            return None
+        self._remind(job.subtime + self.threshold)
+        return self.awake()
+
+    def start_deadline(self, job: Job) -> float:
+        return job.subtime + self.threshold
+
+    def keep_on(self) -> ProcSet:
+        profile = getattr(self, "profile", None)
+        if profile is None or self.keep_horizon <= 0:
+            return ProcSet()
+        return profile.hosts_needed_before(self.now + self.keep_horizon)
+
+    def on_requested_call(self) -> None:
+        super().on_requested_call()
+        self.replan = True   # a waiting job may just have reached its threshold
+
+    def _remind(self, at: float) -> None:
+        if at > self.decision_time and at not in self.calls:
+            self.calls.add(at)
+            self.call_me_later(at)
+
+
+def profile_runtime(profile: Mapping[str, Any], host_speed: Optional[float]) -> Optional[float]:
+    """Real runtime of a Batsim profile when it can be known without simulating (else None)."""
+    kind = profile.get("type")
+    if kind == "delay":
+        return float(profile["delay"])
+    if kind == "parallel_homogeneous" and host_speed:
+        return float(profile["cpu"]) / float(host_speed)
+    return None
+
+
+def read_runtimes(path: str, host_speed: Optional[float]) -> dict[str, float]:
+    """Job name (without workload prefix) -> real runtime, from a Batsim workload file."""
+    with open(path) as f:
+        data = json.load(f)
+    profiles = data.get("profiles", {})
+    out = {}
+    for job in data.get("jobs", []):
+        runtime = profile_runtime(profiles.get(job["profile"], {}), host_speed)
+        if runtime is not None:
+            out[str(job["id"])] = runtime
+    return out
+
+
+_COMBINED: dict[tuple[type, str], type] = {}
+
+
+def combine(mixin: type, base: str) -> type:
+    """The class ``base`` policy + power ``mixin`` (created once per pair)."""
+    key = (mixin, base)
+    if key not in _COMBINED:
+        classes = registered()
+        base_cls = classes.get(base)
+        if base_cls is None or not issubclass(base_cls, QueuePolicy) or issubclass(base_cls, PowerMixin):
+            bases = sorted(n for n, c in classes.items() if issubclass(c, QueuePolicy)
+                           and not issubclass(c, PowerMixin))
+            raise PolicyOptionError(f"option base: {base!r} is not a queue-based policy; choose from {bases}")
+        name = f"{base}+{'oracle' if mixin is OracleMixin else 'timeout'}"
+        _COMBINED[key] = type(name, (mixin, base_cls), {
+            "OPTIONS": base_cls.OPTIONS | mixin.POWER_OPTIONS,
+            "description": f"{base_cls.description}, with {name.split('+')[1]} power management"})
+    return _COMBINED[key]
+
+
+class _PowerEntry(Scheduler):
+    mixin: type = PowerMixin
+
+    def __new__(cls, options=None):
+        return combine(cls.mixin, (options or {}).get("base", "easy"))(options)
+
+
+@register("timeout")
+class Timeout(_PowerEntry):
+    description = "switch nodes off after 'timeout' idle time units over a 'base' policy (default easy)"
+    mixin = PowerMixin
+
+
+@register("oracle")
+class Oracle(_PowerEntry):
+    description = "off-reservation oracle: knows real runtimes, keeps nodes off while waits stay under 'threshold'"
+    mixin = OracleMixin

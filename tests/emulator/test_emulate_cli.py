@@ -1,0 +1,84 @@
+"""The real command line over a real ZeroMQ socket, against a REP peer replaying a recording."""
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+import zmq
+
+from batsched_py.emulator.cli import main
+
+from golden_replay import GOLDEN, meta, normalise, transcript
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class ReplayServer(threading.Thread):
+    """REP socket answering each request with the recorded reply; remembers what it got."""
+
+    def __init__(self, lines, endpoint):
+        super().__init__(daemon=True)
+        self.replies = [l["msg"] for l in lines if l["from"] == "scheduler"]
+        self.received = []
+        self.sock = zmq.Context.instance().socket(zmq.REP)
+        self.sock.setsockopt(zmq.LINGER, 0)
+        self.sock.bind(endpoint)
+
+    def run(self):
+        for reply in self.replies:
+            if not self.sock.poll(20000):
+                break
+            self.received.append(json.loads(self.sock.recv()))
+            self.sock.send(json.dumps(reply).encode())
+        self.sock.close(0)
+
+
+@pytest.mark.golden
+@pytest.mark.parametrize("case", ["killer-e128-semantics", "pybatsim_fillerevents-e128-events"])
+def test_cli_over_zmq(case, tmp_path):
+    endpoint = f"tcp://127.0.0.1:{free_port()}"
+    lines = transcript(case)
+    server = ReplayServer(lines, endpoint)
+    server.start()
+    args = meta(case)["batsim_args"] + ["-e", str(tmp_path / "out"), "-s", endpoint, "--timeout", "20"]
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run([sys.executable, "-m", "batsched_py.cli", "emulate", *args], cwd=GOLDEN / case,
+                          env=env, capture_output=True, text=True, timeout=60)
+    server.join(10)
+    assert proc.returncode == 0, proc.stderr
+    recorded = [l["msg"] for l in lines if l["from"] == "batsim"]
+    assert normalise(server.received) == normalise(recorded)
+    assert (tmp_path / "out_jobs.csv").exists()
+
+
+def test_silent_scheduler_times_out(tmp_path, capsys):
+    endpoint = f"tcp://127.0.0.1:{free_port()}"
+    sock = zmq.Context.instance().socket(zmq.REP)   # bound, never answers
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.bind(endpoint)
+    case = GOLDEN / "killer-e128-semantics"
+    try:
+        code = main(["-p", str(case / "inputs/energy_platform_homogeneous_no_net_128.xml"),
+                     "-w", str(case / "inputs/semantics_8.json"), "-e", str(tmp_path / "out"),
+                     "-s", endpoint, "--timeout", "0.3"])
+    finally:
+        sock.close(0)
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "did not reply" in err and len(err.strip().splitlines()) == 1
+    assert (tmp_path / "out_INCOMPLETE").exists()
+
+
+def test_unsupported_flag_is_refused(capsys):
+    assert main(["-p", "x.xml", "-W", "wf.json"]) == 2
+    assert "not supported" in capsys.readouterr().err

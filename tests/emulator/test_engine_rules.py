@@ -1,0 +1,170 @@
+"""Bad decisions end the run like Batsim aborts: EmulatorError naming the decision and the rule,
+and the outputs written so far are flushed and marked incomplete."""
+import json
+
+import pytest
+from procset import ProcSet
+
+from batsched_py import protocol as p
+from batsched_py.emulator import EmulatorError, run_engine
+from batsched_py.emulator.engine import EngineOptions
+
+from golden_replay import GOLDEN
+
+PLATFORM = GOLDEN / "killer-e128-semantics" / "inputs" / "energy_platform_homogeneous_no_net_128.xml"
+
+
+def workload(tmp_path, jobs, profiles=None):
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps({"nb_res": 4, "jobs": jobs,
+                                "profiles": profiles or {"d": {"type": "delay", "delay": 10}}}))
+    return path
+
+
+def scripted(*replies):
+    """exchange answering the i-th request with replies[i](request) (default: empty reply)."""
+    calls = []
+
+    def exchange(req):
+        i = len(calls)
+        calls.append(req)
+        make = replies[i] if i < len(replies) else None
+        events = make(req) if make else ()
+        return p.Message(max([req.now, *(e.timestamp for e in events)]), tuple(events))
+    exchange.calls = calls
+    return exchange
+
+
+def run(tmp_path, exchange, jobs=None, energy=False, **kw):
+    jobs = jobs or [{"id": "1", "subtime": 0, "res": 2, "profile": "d"}]
+    return run_engine(PLATFORM, [workload(tmp_path, jobs)], exchange, output_prefix=tmp_path / "out",
+                      energy=energy, **kw)
+
+
+def fails(tmp_path, exchange, *words, **kw):
+    with pytest.raises(EmulatorError) as info:
+        run(tmp_path, exchange, **kw)
+    msg = str(info.value)
+    for w in words:
+        assert w in msg, msg
+    assert (tmp_path / "out_INCOMPLETE").exists()
+    assert (tmp_path / "out_jobs.csv").exists()
+    return msg
+
+
+def test_good_run_completes(tmp_path):
+    ex = scripted(None, lambda r: [p.ExecuteJob(r.now, "w0!1", ProcSet((0, 1)))])
+    res = run(tmp_path, ex)
+    assert res.complete and res.jobs["w0!1"].final_state == "COMPLETED_SUCCESSFULLY"
+    assert res.jobs["w0!1"].finish_time == 10.0
+    assert not (tmp_path / "out_INCOMPLETE").exists()
+
+
+def test_busy_host(tmp_path):
+    jobs = [{"id": "1", "subtime": 0, "res": 2, "profile": "d"}, {"id": "2", "subtime": 0, "res": 2, "profile": "d"}]
+    ex = scripted(None, lambda r: [p.ExecuteJob(r.now, "w0!1", ProcSet((0, 1))),
+                                   p.ExecuteJob(r.now, "w0!2", ProcSet((1, 2)))])
+    fails(tmp_path, ex, "message 2", "EXECUTE_JOB", "w0!2", "host 1", jobs=jobs)
+
+
+def test_wrong_number_of_hosts(tmp_path):
+    ex = scripted(None, lambda r: [p.ExecuteJob(r.now, "w0!1", ProcSet(0))])
+    fails(tmp_path, ex, "EXECUTE_JOB", "wrong number of hosts")
+
+
+def test_unknown_job(tmp_path):
+    ex = scripted(None, lambda r: [p.ExecuteJob(r.now, "w0!nope", ProcSet((0, 1)))])
+    fails(tmp_path, ex, "EXECUTE_JOB", "unknown job")
+
+
+def test_job_started_twice(tmp_path):
+    ex = scripted(None, lambda r: [p.ExecuteJob(r.now, "w0!1", ProcSet((0, 1))),
+                                   p.ExecuteJob(r.now, "w0!1", ProcSet((2, 3)))])
+    fails(tmp_path, ex, "EXECUTE_JOB", "RUNNING")
+
+
+def test_reject_running_job(tmp_path):
+    ex = scripted(None, lambda r: [p.ExecuteJob(r.now, "w0!1", ProcSet((0, 1))), p.RejectJob(r.now, "w0!1")])
+    fails(tmp_path, ex, "REJECT_JOB", "cannot be rejected")
+
+
+def test_kill_not_started(tmp_path):
+    ex = scripted(None, lambda r: [p.KillJob(r.now, ("w0!1",))])
+    fails(tmp_path, ex, "KILL_JOB", "neither running nor finished")
+
+
+def test_call_me_later_not_in_future(tmp_path):
+    ex = scripted(None, lambda r: [p.CallMeLater(r.now, r.now)])
+    fails(tmp_path, ex, "CALL_ME_LATER", "not in the future")
+
+
+def test_reply_going_back_in_time(tmp_path):
+    ex = scripted(None, lambda r: [p.ExecuteJob(r.now, "w0!1", ProcSet((0, 1)))],
+                  lambda r: [])
+
+    def back(req):
+        if req.now > 0:
+            return p.Message(req.now - 1, ())
+        return ex(req)
+    fails(tmp_path, back, "before the request", jobs=[{"id": "1", "subtime": 5, "res": 2, "profile": "d"}])
+
+
+def test_events_out_of_order(tmp_path):
+    def bad(req):
+        return p.Message(req.now + 2, (p.CallMeLater(req.now + 2, 50.0), p.CallMeLater(req.now + 1, 60.0)))
+    fails(tmp_path, bad, "ascending")
+
+
+def test_pstate_that_does_not_exist(tmp_path):
+    ex = scripted(lambda r: [p.SetResourceState(r.now, ProcSet(0), "99")])
+    fails(tmp_path, ex, "SET_RESOURCE_STATE", "does not exist", energy=True)
+
+
+def test_state_change_on_computing_host(tmp_path):
+    ex = scripted(None, lambda r: [p.ExecuteJob(r.now, "w0!1", ProcSet((0, 1))),
+                                   p.SetResourceState(r.now, ProcSet(0), "13")])
+    fails(tmp_path, ex, "SET_RESOURCE_STATE", "idle", energy=True)
+
+
+def test_execute_on_sleeping_host(tmp_path):
+    ex = scripted(lambda r: [p.SetResourceState(r.now, ProcSet((0, 1)), "13")], None,
+                  lambda r: [p.ExecuteJob(r.now, "w0!1", ProcSet((0, 1)))])
+    fails(tmp_path, ex, "EXECUTE_JOB", "host 0", energy=True,
+          jobs=[{"id": "1", "subtime": 50, "res": 2, "profile": "d"}])
+
+
+def test_state_change_without_energy(tmp_path):
+    ex = scripted(lambda r: [p.SetResourceState(r.now, ProcSet(0), "1")])
+    fails(tmp_path, ex, "SET_RESOURCE_STATE", "-E")
+
+
+def test_scheduler_crash_still_marks_outputs(tmp_path):
+    def crash(req):
+        raise RuntimeError("boom")
+    with pytest.raises(RuntimeError):
+        run(tmp_path, crash)
+    assert "boom" in (tmp_path / "out_INCOMPLETE").read_text()
+
+
+def test_kill_then_killed_with_progress(tmp_path):
+    ex = scripted(None, lambda r: [p.ExecuteJob(0.0, "w0!1", ProcSet((0, 1))), p.KillJob(4.0, ("w0!1",))])
+    res = run(tmp_path, ex)
+    assert res.jobs["w0!1"].final_state == "COMPLETED_KILLED"
+    sent = ex.calls[2].events
+    assert [e.TYPE for e in sent] == ["JOB_COMPLETED", "JOB_KILLED"]
+    assert sent[0].return_code == -1 and sent[1].job_progress["w0!1"].progress == 0.4
+
+
+def test_dynamic_registration_needs_flag(tmp_path):
+    ex = scripted(lambda r: [p.RegisterProfile(r.now, "dyn", "x", {"type": "delay", "delay": 1})])
+    fails(tmp_path, ex, "REGISTER_PROFILE", "--enable-dynamic-jobs")
+
+
+def test_dynamic_registration_acknowledged(tmp_path):
+    ex = scripted(lambda r: [p.RegisterProfile(r.now, "dyn", "x", {"type": "delay", "delay": 1}),
+                             p.RegisterJob(r.now, "dyn!a", p.JobDescription("a", 1, "x", 0.0)),
+                             p.Notify(r.now, "registration_finished")])
+    res = run(tmp_path, ex, options=EngineOptions(dynamic_jobs=True, ack_dynamic_jobs=True))
+    first = ex.calls[1].events
+    assert any(e.TYPE == "JOB_SUBMITTED" and e.job_id == "dyn!a" for e in first)
+    assert res.jobs["dyn!a"].final_state == "SUBMITTED"   # never executed by this script

@@ -1,0 +1,69 @@
+"""Every golden case, replayed in-process: the emulator must send what real Batsim 4.2.1 sent."""
+import os
+from pathlib import Path
+
+import pytest
+
+from batsched_py.emulator import run_engine
+from batsched_py.emulator.cli import batsim_args_to_kwargs
+
+from golden_replay import GOLDEN, Replayer, cases, meta, read_csv, transcript
+
+# Known gaps (see the engine report): SimGrid timing subtleties of the taurus case, and
+# energy CSV details that belong to outputs.py / machines.py.
+MESSAGES_XFAIL = {"idle_sleeper-taurus-2016w13-E": "switch completions grouping differs from message 14"}
+CSV_XFAIL = {"idle_sleeper-taurus-2016w13-E", "fcfs_fast-e128-semantics-E", "energy_bf-e128-hpc250-E",
+             "pybatsim_easy-e128-hpc250-E"}
+DROP = ("simulation_time", "scheduling_time")
+
+
+def replay(case: str, out: Path) -> Replayer:
+    rep = Replayer(transcript(case))
+    cwd = os.getcwd()
+    os.chdir(GOLDEN / case)
+    try:
+        run_engine(exchange=rep, **batsim_args_to_kwargs(meta(case)["batsim_args"] + ["-e", str(out)]))
+    except Exception as exc:   # reported through the first difference below
+        rep.error = exc
+    finally:
+        os.chdir(cwd)
+    return rep
+
+
+def csv_differences(case: str, prefix: Path) -> list[str]:
+    diffs = []
+    for name in ("jobs", "machine_states", "consumed_energy", "pstate_changes", "schedule"):
+        golden = GOLDEN / case / f"out_{name}.csv"
+        if not golden.exists():
+            continue
+        mine = Path(f"{prefix}_{name}.csv")
+        if not mine.exists():
+            diffs.append(f"{name}: missing")
+            continue
+        a, b = read_csv(golden, DROP), read_csv(mine, DROP)
+        if name == "jobs":
+            a, b = (sorted(x, key=lambda r: str(r["job_id"])) for x in (a, b))
+        if a != b:
+            first = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+            diffs.append(f"{name}: first difference at row {first}")
+    return diffs
+
+
+@pytest.mark.golden
+@pytest.mark.parametrize("case", cases())
+def test_messages_match(case, tmp_path):
+    rep = replay(case, tmp_path / "out")
+    diff = rep.first_difference()
+    if diff and case in MESSAGES_XFAIL:
+        pytest.xfail(MESSAGES_XFAIL[case])
+    assert diff is None, diff
+
+
+@pytest.mark.golden
+@pytest.mark.parametrize("case", cases())
+def test_outputs_match(case, tmp_path):
+    replay(case, tmp_path / "out")
+    diffs = csv_differences(case, tmp_path / "out")
+    if diffs and case in CSV_XFAIL:
+        pytest.xfail("; ".join(diffs))
+    assert not diffs, diffs

@@ -1,0 +1,115 @@
+"""Platform loading as Batsim 4.2.1 does it, checked against golden SIMULATION_BEGINS."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from batsched_py.emulator.platform import (PlatformError, compute_resources_json, load_platform,
+                                           parse_speed)
+from test_machines import ALL_CASES, GOLDEN, read_transcript
+
+DATA = Path("/work/shared/data")
+PLATFORMS = sorted((DATA / "batsim" / "platforms").rglob("*.xml")) + [
+    DATA / "gridgym" / "taurus_168_batsim4.xml"] + sorted(GOLDEN.glob("*/inputs/*.xml"))
+
+
+@pytest.mark.parametrize("path", [p for p in PLATFORMS if p.exists()], ids=lambda p: p.name)
+def test_every_known_platform_loads(path):
+    try:
+        p = load_platform(path)
+    except PlatformError as exc:  # Batsim refuses these too (no master_host)
+        assert "no master host" in str(exc) and str(path) in str(exc)
+        return
+    assert p.hosts and all(h.id == i for i, h in enumerate(p.hosts))
+    assert p.master_host not in {h.name for h in p.hosts}
+
+
+@pytest.mark.parametrize("case", ALL_CASES)
+def test_compute_resources_equal_golden(case):
+    meta = json.loads((GOLDEN / case / "meta.json").read_text())
+    args = meta["batsim_args"]
+    platform = load_platform(GOLDEN / case / args[args.index("-p") + 1], energy="-E" in args)
+    begins = read_transcript(case)[0]["msg"]["events"][0]["data"]
+    assert compute_resources_json(platform) == begins["compute_resources"]
+    assert len(platform.hosts) == begins["nb_compute_resources"]
+
+
+def test_lexicographic_ids_and_mmax():
+    path = GOLDEN / "easy_bf-e128-hpc250/inputs/energy_platform_homogeneous_no_net_128.xml"
+    names = [h.name for h in load_platform(path).hosts]
+    assert names[:4] == ["host0", "host1", "host10", "host100"]
+    small = load_platform(path, mmax=100)
+    assert len(small.hosts) == 100 and [h.name for h in small.hosts] == names[:100]
+
+
+def test_pstates_sleep_and_energy_values():
+    p = load_platform(GOLDEN / "sleeper-e128-load50-E/inputs/energy_platform_homogeneous_no_net_128.xml",
+                      energy=True)
+    h = p.hosts[0]
+    assert h.pstates[0].speed == 100e6 and h.pstates[0].all_cores == 190.738
+    assert h.pstates[13].speed == pytest.approx(1e-3)
+    assert h.sleep_pstates[0].sleep_pstate == 13 and h.wattage_off == 10.0
+    assert h.switch_off_time(h.sleep_pstates[0]) == pytest.approx(6.1)
+    assert h.switch_on_time(h.sleep_pstates[0]) == pytest.approx(151.52)
+    assert h.is_compute_pstate(0) and not h.is_compute_pstate(14) and h.is_sleep_pstate(13)
+
+
+def test_two_value_wattage_and_clusters():
+    p = load_platform(DATA / "batsim/platforms/cluster_energy_128.xml", energy=True)
+    h = p.hosts[0]
+    assert (h.pstates[0].idle, h.pstates[0].epsilon, h.pstates[0].all_cores) == (95.0, 95.0, 190.738)
+    assert len(p.hosts) == 128 and p.master_host == "master_host0"
+    pfs = load_platform(DATA / "batsim/platforms/cluster512_pfs.xml")
+    assert len(pfs.hosts) == 512 and [s.name for s in pfs.storage_hosts] == ["pfs0"]
+
+
+@pytest.mark.parametrize("text,value", [("100Mf", 1e8), ("1e-9Mf", 1e-3), ("0.5f", 0.5),
+                                        ("2Gf", 2e9), ("3kf", 3e3), ("1Tf", 1e12),
+                                        ("1Pf", 1e15), ("1Ef", 1e18), ("1Zf", 1e21),
+                                        ("1Yf", 1e24), ("7flops", 7.0)])
+def test_speed_units(text, value):
+    assert parse_speed(text) == pytest.approx(value)
+
+
+def _write(tmp_path, body: str, name="p.xml") -> Path:
+    path = tmp_path / name
+    path.write_text('<?xml version="1.0"?>\n<platform version="4.1"><zone id="z" routing="Full">'
+                    '<host id="master_host" speed="1Gf"><prop id="wattage_per_state" value="1:2"/></host>' + body + "</zone></platform>")
+    return path
+
+
+@pytest.mark.parametrize("body,energy,words", [
+    ('<host id="h0" speed="1Qf"/>', False, ["h0", "unknown speed unit", "Qf"]),
+    ('<host id="h0"/>', False, ["h0", "missing speed"]),
+    ('<host id="h0" speed="1Gf, 2Gf"><prop id="wattage_per_state" value="1:2"/></host>', True,
+     ["h0", "1 wattage entries for 2 pstate"]),
+    ('<host id="h0" speed="1Gf"><prop id="wattage_per_state" value="1:2:3:4"/></host>', True,
+     ["h0", "2 or 3 values"]),
+    ('<host id="h0" speed="1Gf"><prop id="wattage_per_state" value="1:2"/>'
+     '<prop id="sleep_pstates" value="0:1:2"/></host>', True,
+     ["h0", "pstate 1 does not exist"]),
+    ('<host id="h0" speed="1Gf" pstate="3"/>', False, ["h0", "pstate=3"]),
+    ('<host id="h0" speed="1Gf"/><host id="h0" speed="1Gf"/>', False, ["h0", "twice"]),
+])
+def test_bad_platforms_name_file_and_element(tmp_path, body, energy, words):
+    path = _write(tmp_path, body)
+    with pytest.raises(PlatformError) as exc:
+        load_platform(path, energy=energy)
+    assert str(path) in str(exc.value)
+    for w in words:
+        assert w in str(exc.value)
+
+
+def test_inconsistent_wattage_tolerated_without_energy(tmp_path):
+    path = _write(tmp_path, '<host id="h0" speed="1Gf, 2Gf"><prop id="wattage_per_state" value="1:2"/></host>')
+    assert load_platform(path).hosts[0].pstates[1].all_cores == 0.0
+
+
+def test_broken_xml(tmp_path):
+    path = tmp_path / "broken.xml"
+    path.write_text("<platform><zone id='z'><host id='h0' speed='1Gf'></zone>")
+    with pytest.raises(PlatformError, match="broken.xml.*cannot parse"):
+        load_platform(path)

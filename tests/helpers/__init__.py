@@ -1,0 +1,15 @@
+"""Test helpers shared by the protocol, scheduler and transport tests.
+
+- :func:`golden_cases` / :func:`read_transcript`: the golden recordings of real Batsim 4.2.1 runs
+  (``tests/data/golden/<case>/transcript.jsonl[.gz]``).
+- :func:`free_tcp_endpoint`: a loopback endpoint on a port that is free right now.
+- :func:`replay_batsim_side`: a ZeroMQ REQ client playing Batsim's side of a transcript.
+- :class:`ServeProcess`: ``batsched-py serve`` in a subprocess, always reaped.
+"""
+from .golden import GOLDEN, golden_cases, read_transcript, transcript_path
+from .net import free_tcp_endpoint, port_is_free
+from .replay import ReplayMismatch, replay_batsim_side
+from .serve import ServeProcess, zmq_req
+
+__all__ = ["GOLDEN", "golden_cases", "read_transcript", "transcript_path", "free_tcp_endpoint",
+           "port_is_free", "replay_batsim_side", "ReplayMismatch", "ServeProcess", "zmq_req"]

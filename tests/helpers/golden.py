@@ -1,0 +1,46 @@
+"""Golden recordings: one folder per case, transcript alternating batsim request / scheduler reply."""
+from __future__ import annotations
+
+import gzip
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterator
+
+GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
+
+
+def golden_cases() -> list[str]:
+    """Names of the cases that hold a transcript, sorted (empty when the data is absent)."""
+    if not GOLDEN.is_dir():
+        return []
+    return sorted(d.name for d in GOLDEN.iterdir() if d.is_dir() and transcript_path(d.name) is not None)
+
+
+def transcript_path(case: str) -> Path | None:
+    for name in ("transcript.jsonl", "transcript.jsonl.gz"):
+        path = GOLDEN / case / name
+        if path.is_file():
+            return path
+    return None
+
+
+def _lines(path: Path) -> Iterator[str]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                yield line
+
+
+@lru_cache(maxsize=None)
+def _read(case: str) -> tuple[tuple[str, str], ...]:
+    path = transcript_path(case)
+    if path is None:
+        raise FileNotFoundError(f"no transcript for golden case {case!r} under {GOLDEN}")
+    return tuple((json.loads(line)["from"], line) for line in _lines(path))
+
+
+def read_transcript(case: str) -> list[dict]:
+    """The transcript as ``[{"from": "batsim"|"scheduler", "msg": {...}}, ...]`` (fresh objects each call)."""
+    return [json.loads(line) for _, line in _read(case)]

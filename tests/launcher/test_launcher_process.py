@@ -1,0 +1,202 @@
+"""Backend ``batsim``: a real subprocess speaking the protocol over loopback ZeroMQ.
+
+``batsched-py emulate`` stands in for the ``batsim`` binary (same command line); a scripted fake
+covers what the emulator never does on purpose (crash at once, go silent, ignore SIGTERM).
+"""
+from __future__ import annotations
+
+import csv
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from batsched_py.launcher import LaunchError, launch
+from batsched_py.launcher import common
+from batsched_py.scheduler import Scheduler, create
+from batsched_py.transport.zmq_server import SchedulerFailure
+from launcher_support import CASE, EMULATE, FAKE, PLATFORM, REPO, WORKLOAD, alive, read_pid
+
+
+def rows(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_success_with_emulate_writes_batsim_outputs(tmp_path):
+    prefix = launch("batsim", create("fcfs", {}), PLATFORM, [WORKLOAD], export=str(tmp_path / "res" / "out"),
+                    timeout=20, batsim_command=EMULATE)
+    assert prefix == tmp_path / "res" / "out"
+    for name in ("jobs", "schedule", "machine_states"):
+        assert Path(f"{prefix}_{name}.csv").is_file(), name
+    got = {r["job_id"]: (r["starting_time"], r["finish_time"]) for r in rows(Path(f"{prefix}_jobs.csv"))}
+    want = {r["job_id"]: (r["starting_time"], r["finish_time"]) for r in rows(CASE / "out_jobs.csv")}
+    assert got == want  # the same schedule as real Batsim + batsched fcfs_fast
+
+
+def test_energy_events_mmax_and_extra_args_reach_batsim(tmp_path, fake_mode, monkeypatch):
+    # The fake records nothing, so check the command line through the peer's argv instead.
+    from batsched_py.launcher import process
+    seen = {}
+    real = process.ProcessPeer.__init__
+
+    def spy(self, argv):
+        seen["argv"] = argv
+        real(self, argv)
+    monkeypatch.setattr(process.ProcessPeer, "__init__", spy)
+    fake_mode("ok")
+    events = tmp_path / "ev.json"
+    events.write_text("[]")
+    launch("batsim", create("fcfs", {}), PLATFORM, [WORKLOAD, WORKLOAD], export=str(tmp_path / "o"),
+           energy=True, events=[events], mmax=64, extra_args=["--enable-compute-sharing"], timeout=10,
+           batsim_command=FAKE)
+    argv = seen["argv"][len(FAKE):]
+    port = argv[argv.index("-s") + 1]
+    assert port.startswith("tcp://127.0.0.1:")
+    assert argv == ["-p", str(PLATFORM), "-w", str(WORKLOAD), "-w", str(WORKLOAD), "-e", str(tmp_path / "o"),
+                    "-E", "--events", str(events), "--mmax", "64", "-s", port, "--enable-compute-sharing"]
+
+
+def test_emulate_on_missing_workload_names_exit_code_and_message(tmp_path):
+    t0 = time.monotonic()
+    with pytest.raises(LaunchError) as err:
+        launch("batsim", create("fcfs", {}), PLATFORM, [tmp_path / "nope.json"], export=str(tmp_path / "out"),
+               timeout=20, batsim_command=EMULATE)
+    msg = str(err.value)
+    assert "exited with code 2 before the simulation ended" in msg
+    assert "nope.json" in msg and "\n" not in msg
+    assert time.monotonic() - t0 < 10  # noticed by the watchdog, not by the 20 s timeout
+
+
+def test_immediate_crash(tmp_path, fake_mode):
+    pidfile = fake_mode("crash")
+    with pytest.raises(LaunchError, match=r"batsim \(pid \d+\) exited with code 3 before the simulation "
+                                          r"ended; last output: .*fake failure: cannot read platform"):
+        launch("batsim", create("fcfs", {}), PLATFORM, [WORKLOAD], export=str(tmp_path / "out"), timeout=20,
+               batsim_command=FAKE)
+    assert not alive(read_pid(pidfile))
+
+
+def test_silent_batsim_times_out_and_is_killed(tmp_path, fake_mode):
+    pidfile = fake_mode("hang")
+    t0 = time.monotonic()
+    with pytest.raises(LaunchError, match=r"went silent: no message from Batsim .* for 1 s; it was stopped"):
+        launch("batsim", create("fcfs", {}), PLATFORM, [WORKLOAD], export=str(tmp_path / "out"), timeout=1,
+               batsim_command=FAKE)
+    assert time.monotonic() - t0 < 1 + common.TERMINATE_GRACE + 2
+    assert not alive(read_pid(pidfile))
+
+
+def test_sigterm_ignored_then_sigkill(tmp_path, fake_mode, monkeypatch):
+    monkeypatch.setattr(common, "TERMINATE_GRACE", 0.3)
+    pidfile = fake_mode("hang-ignore-term")
+    with pytest.raises(LaunchError, match="went silent"):
+        launch("batsim", create("fcfs", {}), PLATFORM, [WORKLOAD], export=str(tmp_path / "out"), timeout=0.5,
+               batsim_command=FAKE)
+    assert not alive(read_pid(pidfile))
+
+
+class Exploding(Scheduler):
+    def on_simulation_begins(self, event) -> None:
+        raise ZeroDivisionError("policy bug")
+
+
+def test_scheduler_failure_stops_batsim(tmp_path, fake_mode):
+    pidfile = fake_mode("ok")
+    with pytest.raises(SchedulerFailure, match="ZeroDivisionError: policy bug"):
+        launch("batsim", Exploding(), PLATFORM, [WORKLOAD], export=str(tmp_path / "out"), timeout=10,
+               batsim_command=FAKE)
+    assert not alive(read_pid(pidfile))
+
+
+def test_scheduler_failure_with_emulate(tmp_path):
+    with pytest.raises(SchedulerFailure, match="policy bug"):
+        launch("batsim", Exploding(), PLATFORM, [WORKLOAD], export=str(tmp_path / "out"), timeout=10,
+               batsim_command=EMULATE)
+
+
+@pytest.mark.parametrize("mode, message", [
+    ("exit-after", r"exited with code 4 after the simulation ended; last output: fake batsim: simulation ended"),
+    ("nooutput", r"exited normally but wrote no .*out_jobs\.csv"),
+])
+def test_failures_after_the_end(tmp_path, fake_mode, mode, message):
+    fake_mode(mode)
+    with pytest.raises(LaunchError, match=message):
+        launch("batsim", create("fcfs", {}), PLATFORM, [WORKLOAD], export=str(tmp_path / "out"), timeout=10,
+               batsim_command=FAKE)
+
+
+def test_missing_binary_is_one_clear_line(tmp_path):
+    with pytest.raises(LaunchError, match=r"cannot start batsim '/nonexistent/batsim': .*BATSCHED_PY_BATSIM"):
+        launch("batsim", create("fcfs", {}), PLATFORM, [WORKLOAD], export=str(tmp_path / "out"),
+               batsim_command=["/nonexistent/batsim"])
+
+
+def test_environment_variable_names_the_binary(tmp_path, fake_mode, monkeypatch):
+    fake_mode("ok")
+    monkeypatch.setenv("BATSCHED_PY_BATSIM", " ".join(f"'{a}'" for a in FAKE))
+    launch("batsim", create("fcfs", {}), PLATFORM, [WORKLOAD], export=str(tmp_path / "out"), timeout=10)
+    assert (tmp_path / "out_jobs.csv").is_file()
+
+
+def test_bad_backend_and_no_workload(tmp_path):
+    with pytest.raises(LaunchError, match="unknown backend 'k8s'"):
+        launch("k8s", create("fcfs", {}), PLATFORM, [WORKLOAD], export=str(tmp_path / "out"))
+    with pytest.raises(LaunchError, match="no workload"):
+        launch("batsim", create("fcfs", {}), PLATFORM, [], export=str(tmp_path / "out"))
+
+
+def test_keyboard_interrupt_in_process_kills_batsim(tmp_path, fake_mode, monkeypatch):
+    from batsched_py.transport import zmq_server
+    pidfile = fake_mode("hang")
+    real_serve = zmq_server.serve
+
+    def serve(*args, watchdog, **kw):
+        def interrupting():
+            watchdog()
+            if pidfile.is_file():
+                raise KeyboardInterrupt
+        return real_serve(*args, watchdog=interrupting, **kw)
+    monkeypatch.setattr(zmq_server, "serve", serve)
+    with pytest.raises(KeyboardInterrupt):
+        launch("batsim", create("fcfs", {}), PLATFORM, [WORKLOAD], export=str(tmp_path / "out"), timeout=20,
+               batsim_command=FAKE)
+    assert not alive(read_pid(pidfile))
+
+
+CHILD = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+    from batsched_py.launcher import launch
+    from batsched_py.scheduler import create
+    try:
+        launch("batsim", create("fcfs", {}), Path(sys.argv[1]), [Path(sys.argv[2])], export=sys.argv[3],
+               timeout=60, batsim_command=sys.argv[4:])
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+        sys.exit(130)
+""")
+
+
+def test_sigint_to_the_launching_process_leaves_nothing_running(tmp_path, fake_mode):
+    pidfile = fake_mode("hang")
+    child = subprocess.Popen([sys.executable, "-c", CHILD, str(PLATFORM), str(WORKLOAD), str(tmp_path / "out"),
+                              *FAKE], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        batsim_pid = read_pid(pidfile)
+        time.sleep(0.3)  # let the child enter serve()
+        child.send_signal(signal.SIGINT)
+        out, _ = child.communicate(timeout=15)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 130, out
+    assert b"interrupted" in out
+    assert not alive(batsim_pid)

@@ -1,0 +1,282 @@
+"""The scheduler API: the view follows events, decision helpers refuse what Batsim would refuse."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from procset import ProcSet
+
+from batsched_py import protocol as p
+from batsched_py.scheduler import DecisionError, HostState, JobStatus, Scheduler, Session, SessionError
+from helpers.messages import (begins, completed, decoded, ends, killed, notify, state_changed, submitted)
+
+
+class Recorder(Scheduler):
+    """Records callbacks; ``plan(self)`` (set by the test) runs in schedule()."""
+    description = "test recorder"
+
+    def __init__(self, options=None):
+        super().__init__(options)
+        self.calls = []
+        self.plan = None
+
+    def on_simulation_begins(self, event): self.calls.append(("begins", len(event.compute_resources)))
+    def on_job_submitted(self, job): self.calls.append(("submitted", job.id))
+    def on_job_completed(self, job): self.calls.append(("completed", job.id, job.final_state))
+    def on_jobs_killed(self, jobs, event): self.calls.append(("killed", [j.id for j in jobs]))
+    def on_resource_state_changed(self, hosts, pstate): self.calls.append(("pstate", str(hosts), pstate))
+    def on_machine_unavailable(self, hosts): self.calls.append(("unavailable", str(hosts)))
+    def on_machine_available(self, hosts): self.calls.append(("available", str(hosts)))
+    def on_no_more_static_jobs(self): self.calls.append(("no_more_jobs",))
+    def on_requested_call(self): self.calls.append(("call", self.now))
+
+    def schedule(self):
+        self.calls.append(("schedule", self.now))
+        if self.plan is not None:
+            plan, self.plan = self.plan, None
+            plan(self)
+
+
+def started(nb_hosts=8, energy=False):
+    s = Recorder()
+    session = Session(s)
+    session.handle(decoded(0, begins(nb_hosts, energy)))
+    return s, session
+
+
+def run(session, now, *events, plan=None):
+    session.scheduler.plan = plan
+    reply = session.handle(decoded(now, *events))
+    # every reply is itself a valid scheduler message
+    p.decode_message(p.encode_message(reply), sender="scheduler")
+    return reply
+
+
+# --- the view follows the events ---------------------------------------------------------------
+
+def test_view_follows_job_life():
+    s, session = started(8)
+    assert s.platform.free == ProcSet((0, 7)) and len(s.platform) == 8
+    run(session, 1, submitted("w!1", 3, 1), submitted("w!2", 2, 1))
+    assert list(s.jobs.queue) == ["w!1", "w!2"] and s.jobs["w!1"].status is JobStatus.QUEUED
+    reply = run(session, 2, plan=lambda s: s.execute("w!1", ProcSet((2, 4))))
+    assert [e.TYPE for e in reply.events] == ["EXECUTE_JOB"] and reply.events[0].alloc == ProcSet((2, 4))
+    job = s.jobs["w!1"]
+    assert job.status is JobStatus.RUNNING and job.start_time == 2 and job.waiting_time == 1
+    assert s.platform.free == ProcSet((0, 1), (5, 7))
+    assert {h.id for h in s.platform if h.state is HostState.COMPUTING} == {2, 3, 4}
+    assert list(s.jobs.running) == ["w!1"] and list(s.jobs.queue) == ["w!2"]
+    run(session, 9, completed("w!1", "2-4", 9))
+    assert s.platform.free == ProcSet((0, 7))
+    assert job.status is JobStatus.COMPLETED and job.final_state == "COMPLETED_SUCCESSFULLY" and job.finish_time == 9
+    assert "w!1" in s.jobs.finished and not s.jobs.running
+    assert ("completed", "w!1", "COMPLETED_SUCCESSFULLY") in s.calls
+    run(session, 10, notify("no_more_static_job_to_submit", 10))
+    assert s.no_more_static_jobs
+    reply = run(session, 11, ends(11))
+    assert reply == p.Message(11.0, ()) and s.finished and session.ended
+    with pytest.raises(SessionError, match="after SIMULATION_ENDS"):
+        session.handle(decoded(12))
+
+
+def test_schedule_runs_once_per_message_after_callbacks():
+    s, session = started(4)
+    s.calls.clear()
+    run(session, 1, submitted("w!1", 1, 1), submitted("w!2", 1, 1))
+    assert s.calls == [("submitted", "w!1"), ("submitted", "w!2"), ("schedule", 1.0)]
+
+
+def test_killed_job_frees_its_hosts_exactly_once():
+    """Batsim 4.2.1 sends JOB_COMPLETED(COMPLETED_KILLED) then JOB_KILLED; the second must free nothing
+    (pybatsim frees on both, so a job started on those hosts in between loses them)."""
+    s, session = started(4)
+    run(session, 1, submitted("w!1", 4, 1), submitted("w!2", 4, 1), plan=lambda s: s.execute("w!1", ProcSet((0, 3))))
+    reply = run(session, 2, plan=lambda s: s.kill("w!1"))
+    assert [e.TYPE for e in reply.events] == ["KILL_JOB"] and s.jobs["w!1"].kill_requested
+    # JOB_COMPLETED(killed) alone in a message: the policy reuses the hosts at once ...
+    run(session, 3, completed("w!1", "0-3", 3, state="COMPLETED_KILLED"),
+        plan=lambda s: s.execute("w!2", s.platform.free))
+    assert s.jobs["w!2"].alloc == ProcSet((0, 3)) and s.platform.free == ProcSet()
+    # ... and the JOB_KILLED that follows must not hand them out again.
+    run(session, 3, killed(["w!1"], 3, {"w!1": {"profile_name": "p", "progress": 0.4}}))
+    assert s.platform.free == ProcSet()
+    assert all(s.platform[h].jobs == {"w!2"} for h in range(4))
+    assert ("killed", ["w!1"]) in s.calls
+    assert s.jobs["w!1"].final_state == "COMPLETED_KILLED"
+    run(session, 9, completed("w!2", "0-3", 9))
+    assert s.platform.free == ProcSet((0, 3))
+
+
+def test_passing_the_live_free_set_is_safe():
+    """Regression: execute(job, s.platform.free) once emptied the allocation it sent (in-place ``free -= hosts``)."""
+    s, session = started(4, energy=True)
+    reply = run(session, 1, submitted("w!1", 4, 1), plan=lambda s: s.execute("w!1", s.platform.free))
+    assert str(reply.events[0].alloc) == "0-3" and s.jobs["w!1"].alloc == ProcSet((0, 3))
+    assert s.platform.free == ProcSet()
+    run(session, 2, completed("w!1", "0-3", 2))
+    reply = run(session, 3, plan=lambda s: s.set_pstate(s.platform.free, 1))
+    assert str(reply.events[0].resources) == "0-3"
+
+
+def test_killed_job_completed_and_killed_in_one_message():
+    s, session = started(4)
+    run(session, 1, submitted("w!1", 2, 1), plan=lambda s: s.execute("w!1", [0, 1]))
+    run(session, 2, plan=lambda s: s.kill(s.jobs["w!1"]))
+    run(session, 3, completed("w!1", "0-1", 3, state="COMPLETED_KILLED"), killed(["w!1"], 3))
+    assert s.platform.free == ProcSet((0, 3))
+    assert [c[0] for c in s.calls[-3:]] == ["completed", "killed", "schedule"]
+
+
+def test_machine_unavailability():
+    s, session = started(4)
+    run(session, 1, notify("event_machine_unavailable", 1, "1-2"))
+    assert s.platform.free == ProcSet(0, 3) and s.platform[1].unavailable
+    run(session, 2, submitted("w!1", 1, 2))
+    with pytest.raises(DecisionError, match="not free .*unavailable"):
+        s.execute("w!1", 1)
+    run(session, 3, notify("event_machine_available", 3, "1-2"))
+    assert s.platform.free == ProcSet((0, 3))
+    assert ("unavailable", "1-2") in s.calls and ("available", "1-2") in s.calls
+
+
+def test_pstate_changes_and_sleep():
+    s, session = started(4, energy=True)
+    assert s.platform.energy_aware
+    reply = run(session, 1, plan=lambda s: s.switch_off([0, 1]))
+    assert [(e.TYPE, str(e.resources), e.state) for e in reply.events] == [("SET_RESOURCE_STATE", "0-1", "3")]
+    assert s.platform[0].state is HostState.SWITCHING_OFF and s.platform.free == ProcSet((2, 3))
+    run(session, 5, state_changed("0-1", 3, 5))
+    assert s.platform[0].state is HostState.SLEEPING and s.platform.sleeping == ProcSet((0, 1))
+    run(session, 6, plan=lambda s: s.switch_on(0))
+    assert s.platform[0].state is HostState.SWITCHING_ON
+    run(session, 8, state_changed("0", 0, 8))
+    assert s.platform[0].state is HostState.IDLE and s.platform.free == ProcSet(0, 2, 3)
+    assert ("pstate", "0", 0) in s.calls
+
+
+def test_requested_call_and_answer():
+    s, session = started(2, energy=True)
+    reply = run(session, 1, plan=lambda s: (s.call_me_later(5), s.query_consumed_energy()))
+    assert [e.TYPE for e in reply.events] == ["CALL_ME_LATER", "QUERY"] and reply.events[0].at == 5
+    run(session, 5, {"timestamp": 5, "type": "REQUESTED_CALL", "data": {}},
+        {"timestamp": 5, "type": "ANSWER", "data": {"consumed_energy": 123.5}})
+    assert ("call", 5.0) in s.calls and s.platform.consumed_energy == 123.5
+
+
+# --- decisions are checked -----------------------------------------------------------------
+
+@pytest.fixture
+def busy():
+    """8 hosts with energy: w!run on 0-1, 2 asleep, 3 switching off, 4 unavailable; w!a (1 host), w!b (2) queued."""
+    s, session = started(8, energy=True)
+    run(session, 1, submitted("w!run", 2, 1), submitted("w!a", 1, 1), submitted("w!b", 2, 1),
+        plan=lambda s: (s.execute("w!run", [0, 1]), s.set_pstate(2, 3)))
+    run(session, 2, state_changed("2", 3, 2), notify("event_machine_unavailable", 2, "4"),
+        plan=lambda s: s.set_pstate(3, 3))
+    return s, session
+
+
+@pytest.mark.parametrize("decide, words", [
+    (lambda s: s.execute("w!a", 0), "not free (computing)"),
+    (lambda s: s.execute("w!a", 2), "not free (sleeping)"),
+    (lambda s: s.execute("w!a", 3), "not free (switching_off)"),
+    (lambda s: s.execute("w!a", 4), "not free (unavailable)"),
+    (lambda s: s.execute("w!a", 99), "do not exist"),
+    (lambda s: s.execute("w!a", [5, 6]), "requests 1 hosts, allocation has 2"),
+    (lambda s: s.execute("w!b", 5), "requests 2 hosts, allocation has 1"),
+    (lambda s: s.execute("w!a", []), "empty allocation"),
+    (lambda s: s.execute("w!nope", 5), "no such job"),
+    (lambda s: s.execute("w!run", [5, 6]), "job is running"),
+    (lambda s: s.reject("w!run"), "only a queued job"),
+    (lambda s: s.reject("w!nope"), "no such job"),
+    (lambda s: s.kill("w!a"), "only a running job"),
+    (lambda s: s.kill([]), "at least one job"),
+    (lambda s: s.call_me_later(2), "strictly after now=2"),
+    (lambda s: s.call_me_later(1), "strictly after"),
+    (lambda s: s.set_pstate(0, 1), "computing job"),
+    (lambda s: s.set_pstate(3, 0), "still switching"),
+    (lambda s: s.set_pstate(5, 9), "no pstate 9"),
+    (lambda s: s.set_pstate(5, 4), "no pstate 4"),   # a virtual (switching) pstate
+    (lambda s: s.set_pstate(99, 0), "do not exist"),
+    (lambda s: s.set_pstate([], 0), "empty resource set"),
+    (lambda s: s.register_job("nobang", 1, "p"), "WORKLOAD!NAME"),
+    (lambda s: s.register_job("w!a", 1, "p"), "already exists"),
+    (lambda s: s.change_job_state("w!a", "DONE"), "unknown state"),
+    (lambda s: s.advance_to(1.5), "cannot move decision time back"),
+])
+def test_decisions_refused(busy, decide, words):
+    s, session = busy
+    assert s.now == 2
+    before = (ProcSet(s.platform.free), list(s.jobs.queue), list(s.jobs.running))
+    with pytest.raises(DecisionError) as info:
+        decide(s)
+    assert words in str(info.value), str(info.value)
+    assert "\n" not in str(info.value)
+    # a refused decision changes nothing and sends nothing
+    assert (s.platform.free, list(s.jobs.queue), list(s.jobs.running)) == before
+    assert s.take_decisions() == []
+
+
+def test_executing_twice_refused(busy):
+    s, _ = busy
+    s.execute("w!a", 5)
+    with pytest.raises(DecisionError, match="job is running"):
+        s.execute("w!a", 6)
+    assert [e.TYPE for e in s.take_decisions()] == ["EXECUTE_JOB"]
+
+
+def test_decision_error_inside_serve_path_propagates(busy):
+    s, session = busy
+    with pytest.raises(DecisionError, match="EXECUTE_JOB w!a"):
+        run(session, 3, plan=lambda s: s.execute("w!a", 0))
+
+
+def test_reply_now_covers_every_decision_time(busy):
+    s, session = busy
+
+    def plan(s):
+        s.execute("w!a", 5)
+        s.advance_to(3.5)
+        s.execute("w!b", [6, 7])
+        s.advance_to(4)
+        s.call_me_later(10)
+
+    reply = run(session, 3, plan=plan)
+    stamps = [e.timestamp for e in reply.events]
+    assert stamps == [3.0, 3.5, 4.0] and reply.now == 4.0
+    assert all(t <= reply.now for t in stamps)
+    assert s.jobs["w!b"].start_time == 3.5
+
+
+def test_advance_to_moves_decisions_forward(busy):
+    s, session = busy
+    reply = run(session, 3, plan=lambda s: (s.advance_to(7.5), s.execute("w!a", 5)))
+    assert reply.now == 7.5 and reply.events[0].timestamp == 7.5 and s.jobs["w!a"].start_time == 7.5
+    reply = run(session, 8, plan=lambda s: s.call_me_later(8.5))
+    assert reply.now == 8 and reply.events[0].at == 8.5
+    assert json.loads(p.encode_message(reply))["now"] == 8
+
+
+def test_session_sequencing_errors():
+    session = Session(Recorder())
+    with pytest.raises(SessionError, match="first event must be SIMULATION_BEGINS"):
+        session.handle(decoded(0, submitted("w!1", 1, 0)))
+    s, session = started(2)
+    with pytest.raises(SessionError, match="twice"):
+        session.handle(decoded(1, begins(2, t=1)))
+    s, session = started(2)
+    run(session, 5)
+    with pytest.raises(SessionError, match="back in time"):
+        session.handle(decoded(4))
+    s, session = started(2)
+    with pytest.raises(SessionError, match="never executed"):
+        session.handle(decoded(1, completed("w!1", "0", 1)))
+    s, session = started(2)
+    run(session, 1, submitted("w!1", 1, 1))
+    with pytest.raises(SessionError, match="submitted twice"):
+        session.handle(decoded(2, submitted("w!1", 1, 2)))
+
+
+def test_empty_message_gets_empty_reply():
+    s, session = started(2)
+    assert run(session, 3) == p.Message(3.0, ())

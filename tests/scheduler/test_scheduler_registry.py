@@ -1,0 +1,85 @@
+"""Policies by name: built-ins, the ``batsched_py.schedulers`` entry-point group, clear unknown-name errors."""
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from batsched_py.scheduler import Scheduler, available, create, register, registry
+from helpers.plugin import POLICIES, make_plugin
+
+
+@pytest.fixture
+def clean_registry(monkeypatch):
+    """Registrations made by a test vanish after it."""
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    return registry
+
+
+def test_builtins_are_available():
+    names = available()
+    assert "fcfs" in names and issubclass(names["fcfs"], Scheduler)
+    assert list(names) == sorted(names)
+    assert all(cls.description for cls in names.values())
+
+
+def test_create_passes_options(clean_registry):
+    @register("test-options")
+    class Mine(Scheduler):
+        description = "mine"
+
+    s = create("test-options", {"a": 1})
+    assert s.options == {"a": 1} and isinstance(s, Mine)
+
+
+def test_unknown_name_lists_available():
+    with pytest.raises(registry.UnknownSchedulerError) as info:
+        create("no-such-policy")
+    text = str(info.value)
+    assert "unknown scheduler 'no-such-policy'" in text and "available:" in text and "fcfs" in text
+
+
+def test_register_decorator(clean_registry):
+    @register("test-registered")
+    class Mine(Scheduler):
+        description = "mine"
+
+    assert available()["test-registered"] is Mine
+    register("test-registered")(Mine)  # same class again: fine
+    with pytest.raises(ValueError, match="already taken"):
+        @register("test-registered")
+        class Other(Scheduler):
+            pass
+
+
+def test_entry_point_group(tmp_path, monkeypatch, clean_registry):
+    make_plugin(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.invalidate_caches()
+    names = available()
+    for name, cls in POLICIES.items():
+        assert names[name].__name__ == cls
+    assert create("test-plugin-ok").description.startswith("test plugin")
+    with pytest.raises(ValueError, match="quantum"):
+        create("test-plugin-config")
+    assert create("test-plugin-config", {"quantum": 2}).options == {"quantum": 2}
+
+
+def test_entry_point_group_monkeypatched(monkeypatch, clean_registry):
+    from importlib.metadata import EntryPoint
+
+    class Fake(Scheduler):
+        description = "fake"
+
+    eps = [EntryPoint("test-fake", "x:y", registry.ENTRY_POINT_GROUP)]
+    monkeypatch.setattr(EntryPoint, "load", lambda self: Fake)
+    monkeypatch.setattr(registry, "entry_points", lambda group: eps if group == registry.ENTRY_POINT_GROUP else [])
+    assert available()["test-fake"] is Fake
+
+
+def test_builtin_name_wins_over_entry_point(monkeypatch, clean_registry):
+    from importlib.metadata import EntryPoint
+    eps = [EntryPoint("fcfs", "x:y", registry.ENTRY_POINT_GROUP)]
+    monkeypatch.setattr(EntryPoint, "load", lambda self: pytest.fail("must not load a shadowed entry point"))
+    monkeypatch.setattr(registry, "entry_points", lambda group: eps)
+    assert available()["fcfs"].__module__ == "batsched_py.policies.fcfs"
