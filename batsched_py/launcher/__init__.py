@@ -25,8 +25,8 @@ def launch(backend: str, scheduler: Any, platform: Path, workloads: Sequence[Pat
     """Simulate ``platform`` + ``workloads`` with ``scheduler`` on a real Batsim; return the output prefix.
 
     ``backend``: ``"batsim"`` (a local binary: ``batsim_command``, else ``$BATSCHED_PY_BATSIM``, else
-    ``batsim``) or ``"docker"`` (``image`` through the Docker SDK; ``docker_client`` replaces
-    ``docker.from_env()``). ``timeout``: seconds of silence from Batsim before giving up (None/0: never).
+    ``batsim``) or ``"docker"`` (``image``, else ``$BATSCHED_PY_BATSIM_IMAGE``, else
+    :data:`DEFAULT_IMAGE`, through the Docker SDK; ``docker_client`` replaces ``docker.from_env()``). ``timeout``: seconds of silence from Batsim before giving up (None/0: never).
     """
     if not workloads:
         raise LaunchError("no workload given: Batsim needs at least one -w WORKLOAD")

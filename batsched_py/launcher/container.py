@@ -16,6 +16,7 @@ from typing import Any, Optional
 from . import common
 from .common import BatsimArgs, LaunchError, free_port, supervise
 
+ENV_IMAGE = "BATSCHED_PY_BATSIM_IMAGE"  # replaces the default image (an explicit image= wins)
 IN_ROOT = "/data/in"
 OUT_DIR = "/data/out"
 POLL_EVERY = 1.0  # seconds between two status queries to the engine while serving
@@ -137,6 +138,8 @@ def _one_line(exc: BaseException) -> str:
 
 def run_container(scheduler: Any, args: BatsimArgs, *, timeout: Optional[float], image: str,
                   client: Any = None) -> None:
+    if image == common.DEFAULT_IMAGE:
+        image = os.environ.get(ENV_IMAGE, "").strip() or image
     volumes, paths, export = mounts(args)
     client = docker_client(client)
     port = free_port()

@@ -106,7 +106,10 @@ class PowerMixin:
             group += [h for h in self.nodes[node]
                       if self.platform[h].state is want and self.platform[h].target_pstate is None]
         if group:
-            (self.switch_on if on else self.switch_off)(ProcSet(*group))
+            if on:   # back to the first compute pstate (the API's default, 0, is Taurus's sleep pstate)
+                self.switch_on(ProcSet(*group), self.platform[group[0]].power.compute_pstates[0])
+            else:
+                self.switch_off(ProcSet(*group))
             self.switches += len({h // self.cores for h in group})
 
     def keep_on(self) -> ProcSet:

@@ -14,7 +14,7 @@ from typing import Any, Iterable, Mapping, Optional
 from procset import ProcSet
 
 from .. import protocol as p
-from .view import HostState, Job, Jobs, JobStatus, Platform
+from .view import HostState, Job, Jobs, JobStatus, Platform, procset_of
 
 
 class DecisionError(ValueError):
@@ -28,7 +28,7 @@ def _hosts(hosts: ProcSet | Iterable[int] | int) -> ProcSet:
         return hosts.copy()
     if isinstance(hosts, int):
         return ProcSet(hosts)
-    return ProcSet(*hosts)
+    return procset_of(hosts)
 
 
 class Scheduler:
@@ -158,8 +158,14 @@ class Scheduler:
         for pstate, group in self._group_by(hosts, lambda r: r.power.sleep[0].sleep).items():
             self.set_pstate(group, pstate)
 
-    def switch_on(self, hosts: ProcSet | Iterable[int] | int, pstate: int = 0) -> None:
-        self.set_pstate(hosts, pstate)
+    def switch_on(self, hosts: ProcSet | Iterable[int] | int, pstate: Optional[int] = None) -> None:
+        """Wake hosts; by default into their first compute pstate (pstate 0 may be a sleep state)."""
+        hosts = _hosts(hosts)
+        if pstate is not None:
+            self.set_pstate(hosts, pstate)
+            return
+        for target, group in self._group_by(hosts, lambda r: r.power.compute_pstates[0]).items():
+            self.set_pstate(group, target)
 
     def register_profile(self, workload: str, name: str, profile: Mapping[str, Any]) -> None:
         self._send(p.RegisterProfile(self._decision_time, workload, name, dict(profile)))

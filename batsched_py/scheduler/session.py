@@ -64,7 +64,9 @@ class Session:
         if e.job_id in s.jobs:
             raise SessionError(f"job {e.job_id} submitted twice")
         d = e.job
-        job = Job(e.job_id, d.res, d.subtime if d.subtime is not None else e.timestamp, d.walltime,
+        # Batsim writes a missing walltime as -1; the view says None.
+        walltime = d.walltime if d.walltime is not None and d.walltime >= 0 else None
+        job = Job(e.job_id, d.res, d.subtime if d.subtime is not None else e.timestamp, walltime,
                   d.profile, d, e.profile)
         s.jobs.submitted(job)
         s.on_job_submitted(job)

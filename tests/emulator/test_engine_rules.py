@@ -163,8 +163,9 @@ def test_dynamic_registration_needs_flag(tmp_path):
 def test_dynamic_registration_acknowledged(tmp_path):
     ex = scripted(lambda r: [p.RegisterProfile(r.now, "dyn", "x", {"type": "delay", "delay": 1}),
                              p.RegisterJob(r.now, "dyn!a", p.JobDescription("a", 1, "x", 0.0)),
-                             p.Notify(r.now, "registration_finished")])
+                             p.Notify(r.now, "registration_finished")],
+                  lambda r: [p.ExecuteJob(r.now, "w0!1", ProcSet((0, 1))), p.ExecuteJob(r.now, "dyn!a", ProcSet(2))])
     res = run(tmp_path, ex, options=EngineOptions(dynamic_jobs=True, ack_dynamic_jobs=True))
     first = ex.calls[1].events
     assert any(e.TYPE == "JOB_SUBMITTED" and e.job_id == "dyn!a" for e in first)
-    assert res.jobs["dyn!a"].final_state == "SUBMITTED"   # never executed by this script
+    assert res.jobs["dyn!a"].final_state == "COMPLETED_SUCCESSFULLY"

@@ -21,13 +21,19 @@ DOCKERFILE = REPO / "Dockerfile"
 VAR = re.compile(r"\$\{(\w+)(?::-([^}]*))?\}")
 
 
-def interpolate(text: str, env: dict[str, str]) -> str:
-    """Compose's ${VAR:-default} substitution (enough for this file)."""
-    return VAR.sub(lambda m: env.get(m.group(1)) or (m.group(2) or ""), text)
+def interpolate(value, env: dict[str, str]):
+    """Compose's ${VAR:-default} substitution, applied like compose to the parsed values."""
+    if isinstance(value, dict):
+        return {k: interpolate(v, env) for k, v in value.items()}
+    if isinstance(value, list):
+        return [interpolate(v, env) for v in value]
+    if isinstance(value, str):
+        return VAR.sub(lambda m: env.get(m.group(1)) or (m.group(2) or ""), value)
+    return value
 
 
 def services(env: dict[str, str] | None = None) -> dict:
-    return yaml.safe_load(interpolate(COMPOSE.read_text(), env or {}))["services"]
+    return interpolate(yaml.safe_load(COMPOSE.read_text()), env or {})["services"]
 
 
 def batsim_argv(svc: dict) -> list[str]:
@@ -129,7 +135,7 @@ def test_dockerfile_structure():
     all_stages = stages(DOCKERFILE.read_text())
     for stage in all_stages:
         assert stage[0][0] == "FROM" and stage[0][1].split()[0] == "python:3.11-slim"
-    final = dict(reversed(all_stages[-1]))  # first occurrence wins... of each instruction
+    final = dict(all_stages[-1])  # the last occurrence of each instruction is the one that counts
     final_text = " ".join(f"{k} {v}" for k, v in all_stages[-1])
     users = [v for k, v in all_stages[-1] if k == "USER"]
     assert users and users[-1] not in ("root", "0", "0:0")

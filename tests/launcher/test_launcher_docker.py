@@ -159,6 +159,18 @@ def test_inputs_in_several_directories_and_output_beside_inputs(tmp_path, inputs
     assert run["command"][run["command"].index("--events") + 1] == "/data/in/1/events.json"
 
 
+def test_image_from_environment(tmp_path, inputs, fake_mode, monkeypatch):
+    platform, workload = inputs
+    fake_mode("ok")
+    monkeypatch.setenv("BATSCHED_PY_BATSIM_IMAGE", "oarteam/batsim:4.2.1")
+    client = FakeDocker(tmp_path, runner=FAKE)
+    launch("docker", create("fcfs", {}), platform, [workload], export=str(tmp_path / "out"), timeout=20,
+           docker_client=client)
+    launch("docker", create("fcfs", {}), platform, [workload], export=str(tmp_path / "out"), timeout=20,
+           docker_client=client, image="mirror.example/batsim:4.2.0")
+    assert [r["image"] for r in client.runs] == ["oarteam/batsim:4.2.1", "mirror.example/batsim:4.2.0"]
+
+
 def test_container_crash_is_reported_and_removed(tmp_path, inputs, fake_mode):
     platform, workload = inputs
     fake_mode("crash")

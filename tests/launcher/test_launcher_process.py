@@ -169,6 +169,19 @@ def test_keyboard_interrupt_in_process_kills_batsim(tmp_path, fake_mode, monkeyp
     assert not alive(read_pid(pidfile))
 
 
+def interrupt(child: subprocess.Popen, pidfile: Path):
+    """Ctrl-C the launching process once its Batsim runs; returns Batsim's pid and the child's output."""
+    try:
+        batsim_pid = read_pid(pidfile)
+        time.sleep(0.3)  # let the child enter serve()
+        child.send_signal(signal.SIGINT)
+        return batsim_pid, child.communicate(timeout=15)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+
+
 CHILD = textwrap.dedent("""
     import sys
     from pathlib import Path
@@ -188,15 +201,32 @@ def test_sigint_to_the_launching_process_leaves_nothing_running(tmp_path, fake_m
     child = subprocess.Popen([sys.executable, "-c", CHILD, str(PLATFORM), str(WORKLOAD), str(tmp_path / "out"),
                               *FAKE], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              env={**os.environ, "PYTHONPATH": str(REPO)})
-    try:
-        batsim_pid = read_pid(pidfile)
-        time.sleep(0.3)  # let the child enter serve()
-        child.send_signal(signal.SIGINT)
-        out, _ = child.communicate(timeout=15)
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
+    batsim_pid, (out, _) = interrupt(child, pidfile)
     assert child.returncode == 130, out
     assert b"interrupted" in out
+    assert not alive(batsim_pid)
+
+
+def cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "batsched_py.cli", *args]
+
+
+def test_cli_run_backend_batsim_with_emulate(tmp_path):
+    env = {**os.environ, "BATSCHED_PY_BATSIM": " ".join(EMULATE), "PYTHONPATH": str(REPO)}
+    done = subprocess.run(cli("run", "--backend", "batsim", "--scheduler", "fcfs", "-p", str(PLATFORM),
+                              "-w", str(WORKLOAD), "-e", str(tmp_path / "out"), "--no-progress"),
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "out_jobs.csv").is_file()
+
+
+def test_sigint_to_cli_run_leaves_no_batsim_behind(tmp_path, fake_mode):
+    pidfile = fake_mode("hang")
+    env = {**os.environ, "BATSCHED_PY_BATSIM": " ".join(FAKE), "PYTHONPATH": str(REPO)}
+    child = subprocess.Popen(cli("run", "--backend", "batsim", "--scheduler", "fcfs", "-p", str(PLATFORM),
+                                 "-w", str(WORKLOAD), "-e", str(tmp_path / "out"), "--no-progress"),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    batsim_pid, (_, err) = interrupt(child, pidfile)
+    assert child.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
     assert not alive(batsim_pid)

@@ -280,3 +280,13 @@ def test_session_sequencing_errors():
 def test_empty_message_gets_empty_reply():
     s, session = started(2)
     assert run(session, 3) == p.Message(3.0, ())
+
+
+def test_procset_of_matches_procset():
+    import random
+    from batsched_py.scheduler.view import procset_of
+    rng = random.Random(3)
+    for _ in range(200):
+        ids = [rng.randrange(40) for _ in range(rng.randrange(30))]
+        assert procset_of(ids) == ProcSet(*ids)
+    assert procset_of(range(64)) == ProcSet((0, 63)) and procset_of([]) == ProcSet()

@@ -43,17 +43,7 @@ def test_same_decisions_as_batsched(case, policy):
     assert not diffs, f"{len(diffs)} replies differ; first: ours={diffs[0][1]} batsched={diffs[0][2]}"
 
 
-def test_variants_exist_and_reply():
-    """saf / sjf / queue orders / selectors run the same recordings without breaking the protocol
-    (their decisions differ from batsched's, so the replies are only checked for validity)."""
+def test_policies_are_registered_with_a_description():
     names = available()
-    for name in ("fcfs", "easy", "conservative", "filler", "saf", "sjf"):
+    for name in ("fcfs", "easy", "conservative", "filler", "saf", "sjf", "timeout", "oracle"):
         assert name in names and names[name].description
-    for policy, options in [("saf", None), ("conservative", {"queue_order": "sjf"}),
-                            ("easy", {"contiguous": True}), ("filler", {"allocation": "random", "seed": 3})]:
-        lines = read_transcript("easy_bf-e128-hpc250")
-        session = Session(create(policy, options))
-        # Replies are checked by the decision helpers; diverging from the recording is expected,
-        # so only run until the recorded Batsim would have sent events our decisions contradict.
-        for i in range(0, 40, 2):
-            session.handle(decode_message(lines[i]["msg"], "batsim"))

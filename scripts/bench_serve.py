@@ -1,0 +1,325 @@
+#!/usr/bin/env python3
+"""Round-trip benchmark of ``batsched-py serve`` against pybatsim, over real TCP loopback ZeroMQ.
+
+A fake Batsim (this script, a ZeroMQ REQ client) drives a scheduler process exactly as Batsim
+would: SIMULATION_BEGINS with N compute hosts, one JOB_SUBMITTED per submission time, and
+JOB_COMPLETED at start + delay for every EXECUTE_JOB it receives (REQUESTED_CALL for
+CALL_ME_LATER).  It keeps a small model of time and allocations and refuses a reply that would
+start a job on busy hosts, so the exchange stays realistic for any policy.
+
+Timed: from just before ``send`` to just after ``recv`` of each message (JSON encoding of the
+request and decoding of the reply are outside), SIMULATION_BEGINS and SIMULATION_ENDS excluded.
+
+    python scripts/bench_serve.py                    # easy (if registered, else fcfs) vs pybatsim easyBackfill
+    python scripts/bench_serve.py --scheduler fcfs --jobs 2000 --runs 5
+    python scripts/bench_serve.py --no-pybatsim --profile prof.out   # cProfile our server
+"""
+from __future__ import annotations
+
+import argparse
+import heapq
+import json
+import math
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import zmq
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = {"redis-enabled": False, "redis-hostname": "127.0.0.1", "redis-port": 6379, "redis-prefix": "default",
+          "profiles-forwarded-on-submission": False, "dynamic-jobs-enabled": False,
+          "dynamic-jobs-acknowledged": False, "profile-reuse-enabled": False, "sched-config": "",
+          "forward-unknown-events": False}
+
+
+# --- workload ------------------------------------------------------------------------------------
+
+def make_workload(nb_jobs: int, nb_hosts: int, seed: int, load: float = 0.7):
+    """Delay jobs: sizes 1..nb_hosts (small ones common), 100 delay profiles, walltime >= delay."""
+    rng = random.Random(seed)
+    delays = [round(rng.uniform(30, 3000), 2) for _ in range(100)]
+    sizes = [s for s in (1, 1, 1, 2, 2, 4, 4, 8, 8, 16, 32, 64) if s <= nb_hosts]
+    mean_work = statistics.fmean(sizes) * statistics.fmean(delays)
+    interarrival = mean_work / (nb_hosts * load)
+    jobs, t = [], 0.0
+    for i in range(nb_jobs):
+        t += rng.expovariate(1 / interarrival)
+        prof = rng.randrange(len(delays))
+        jobs.append({"id": f"w0!{i}", "subtime": round(t, 6), "res": rng.choice(sizes), "profile": f"p{prof}",
+                     "walltime": math.ceil(delays[prof] * rng.uniform(1.05, 3.0)), "_delay": delays[prof]})
+    profiles = {f"p{i}": {"type": "delay", "delay": d} for i, d in enumerate(delays)}
+    return jobs, profiles
+
+
+def begins_message(nb_hosts: int, profiles: dict) -> dict:
+    hosts = [{"id": i, "name": f"host{i}", "state": "idle", "properties": {"role": ""}, "zone_properties": {}}
+             for i in range(nb_hosts)]
+    data = {"nb_resources": nb_hosts, "nb_compute_resources": nb_hosts, "nb_storage_resources": 0,
+            "allow_compute_sharing": False, "allow_storage_sharing": True, "config": CONFIG,
+            "compute_resources": hosts, "storage_resources": [], "workloads": {"w0": "bench.json"},
+            "profiles": {"w0": profiles}}
+    return {"now": 0.0, "events": [{"timestamp": 0.0, "type": "SIMULATION_BEGINS", "data": data}]}
+
+
+def parse_alloc(text: str) -> list[int]:
+    hosts = []
+    for part in text.split():
+        lo, _, hi = part.partition("-")
+        hosts.extend(range(int(lo), int(hi or lo) + 1))
+    return hosts
+
+
+# --- the fake Batsim --------------------------------------------------------------------------------
+
+class BenchError(RuntimeError):
+    pass
+
+
+def drive(endpoint: str, jobs: list[dict], profiles: dict, nb_hosts: int, proc: subprocess.Popen,
+          label: str, timeout: float = 30.0) -> dict:
+    """Play Batsim until every job ended; returns timings (ns per round trip) and counters."""
+    ctx = zmq.Context.instance()
+    sock = ctx.socket(zmq.REQ)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.connect(endpoint)
+    poller = zmq.Poller()
+    poller.register(sock, zmq.POLLIN)
+
+    def exchange(msg: dict, timed: bool) -> dict:
+        raw = json.dumps(msg).encode()
+        t0 = time.perf_counter_ns()
+        sock.send(raw)
+        deadline = time.monotonic() + timeout
+        while not poller.poll(100):
+            if proc.poll() is not None:
+                raise BenchError(f"{label}: server exited with code {proc.returncode}")
+            if time.monotonic() > deadline:
+                raise BenchError(f"{label}: no reply within {timeout} s")
+        reply = sock.recv()
+        t1 = time.perf_counter_ns()
+        if timed:
+            rtts.append(t1 - t0)
+        return json.loads(reply)
+
+    by_id = {j["id"]: j for j in jobs}
+    rtts: list[int] = []
+    busy: set[int] = set()
+    pending: list = []          # heap of (time, seq, kind, job_id, hosts)
+    seq = 0
+    next_sub = 0
+    ended = 0
+    now = 0.0
+    counts = {"messages": 0, "executed": 0, "rejected": 0, "calls": 0}
+    last_progress = time.monotonic()
+    try:
+        exchange(begins_message(nb_hosts, profiles), timed=False)
+        while ended < len(jobs):
+            t_sub = jobs[next_sub]["subtime"] if next_sub < len(jobs) else math.inf
+            t_evt = pending[0][0] if pending else math.inf
+            t = min(t_sub, t_evt)
+            if t == math.inf:
+                raise BenchError(f"{label}: deadlock at t={now}: {len(jobs) - ended} jobs neither started "
+                                 f"nor rejected and nothing pending")
+            now = max(now, t)
+            events = []
+            while pending and pending[0][0] <= t:
+                _, _, kind, job_id, hosts = heapq.heappop(pending)
+                if kind == "end":
+                    busy.difference_update(hosts)
+                    ended += 1
+                    events.append({"timestamp": now, "type": "JOB_COMPLETED",
+                                   "data": {"job_id": job_id, "job_state": "COMPLETED_SUCCESSFULLY",
+                                            "return_code": 0, "alloc": hosts_text(hosts)}})
+                else:
+                    events.append({"timestamp": now, "type": "REQUESTED_CALL", "data": {}})
+            if t_sub <= t:
+                job = jobs[next_sub]
+                next_sub += 1
+                events.append({"timestamp": now, "type": "JOB_SUBMITTED",
+                               "data": {"job_id": job["id"],
+                                        "job": {k: v for k, v in job.items() if not k.startswith("_")}}})
+                if next_sub == len(jobs):
+                    events.append({"timestamp": now, "type": "NOTIFY",
+                                   "data": {"type": "no_more_static_job_to_submit"}})
+            reply = exchange({"now": now, "events": events}, timed=True)
+            counts["messages"] += 1
+            now = max(now, reply["now"])
+            for ev in reply["events"]:
+                kind, data = ev["type"], ev["data"]
+                if kind == "EXECUTE_JOB":
+                    hosts = parse_alloc(data["alloc"])
+                    job = by_id[data["job_id"]]
+                    if len(hosts) != job["res"] or busy.intersection(hosts):
+                        raise BenchError(f"{label}: EXECUTE_JOB {job['id']} on {data['alloc']} at t={now}: "
+                                         f"needs {job['res']} hosts, busy {sorted(busy.intersection(hosts))}")
+                    busy.update(hosts)
+                    counts["executed"] += 1
+                    seq += 1
+                    heapq.heappush(pending, (ev["timestamp"] + job["_delay"], seq, "end", job["id"], hosts))
+                elif kind == "REJECT_JOB":
+                    counts["rejected"] += 1
+                    ended += 1
+                elif kind == "CALL_ME_LATER":
+                    counts["calls"] += 1
+                    seq += 1
+                    heapq.heappush(pending, (max(data["timestamp"], now), seq, "call", "", []))
+            if time.monotonic() - last_progress > 0.5:
+                last_progress = time.monotonic()
+                print(f"\r  {label}: {counts['messages']} messages, {ended}/{len(jobs)} jobs done, "
+                      f"t={now:.0f}   ", end="", file=sys.stderr, flush=True)
+        exchange({"now": now, "events": [{"timestamp": now, "type": "SIMULATION_ENDS", "data": {}}]}, timed=False)
+    finally:
+        sock.close(linger=0)
+        print("\r" + " " * 78 + "\r", end="", file=sys.stderr, flush=True)
+    counts["rtts"] = rtts
+    counts["makespan"] = now
+    return counts
+
+
+def hosts_text(hosts: list[int]) -> str:
+    hosts = sorted(hosts)
+    parts, start = [], None
+    for i, h in enumerate(hosts):
+        if start is None:
+            start = h
+        if i + 1 == len(hosts) or hosts[i + 1] != h + 1:
+            parts.append(str(start) if start == h else f"{start}-{h}")
+            start = None
+    return " ".join(parts)
+
+
+# --- servers -----------------------------------------------------------------------------------------
+
+def free_endpoint() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"tcp://127.0.0.1:{s.getsockname()[1]}"
+
+
+def ours_command(scheduler: str, endpoint: str, profile: str | None) -> list[str]:
+    prefix = [sys.executable]
+    if profile:
+        prefix += ["-m", "cProfile", "-o", profile]
+    return prefix + ["-m", "batsched_py.cli", "serve", "--scheduler", scheduler, "--socket", endpoint,
+                     "--quiet", "--timeout", "60"]
+
+
+def pybatsim_command(endpoint: str) -> list[str] | None:
+    try:
+        import batsim.cmds.launcher  # noqa: F401
+        import schedulers.easyBackfill  # noqa: F401
+    except ImportError:
+        return None
+    return [sys.executable, "-m", "batsim.cmds.launcher", "easyBackfill", "-s", endpoint, "-v", "warning"]
+
+
+def run_once(label: str, command_for, jobs, profiles, nb_hosts) -> dict:
+    endpoint = free_endpoint()
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    proc = subprocess.Popen(command_for(endpoint), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+                            cwd=str(ROOT))
+    try:
+        t0 = time.perf_counter()
+        result = drive(endpoint, jobs, profiles, nb_hosts, proc, label)
+        result["wall"] = time.perf_counter() - t0
+        try:
+            code = proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            code = None
+        if code not in (0, None):
+            err = proc.stderr.read().decode(errors="replace").strip().splitlines()
+            print(f"  {label}: server exited with {code}: {err[-1] if err else ''}", file=sys.stderr)
+        return result
+    except BenchError:
+        err = b""
+        if proc.poll() is not None:
+            err = proc.stderr.read()
+        if err:
+            print(err.decode(errors="replace"), file=sys.stderr)
+        raise
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+def summarise(rtts_ns: list[int]) -> dict:
+    us = sorted(x / 1000 for x in rtts_ns)
+    return {"median": statistics.median(us), "p90": us[int(0.9 * (len(us) - 1))], "mean": statistics.fmean(us),
+            "msgs_per_s": len(us) / (sum(us) / 1e6)}
+
+
+def default_scheduler() -> str:
+    sys.path.insert(0, str(ROOT))
+    from batsched_py.scheduler import available
+    return "easy" if "easy" in available() else "fcfs"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--scheduler", default=None, help="our policy (default: easy if registered, else fcfs)")
+    ap.add_argument("--jobs", type=int, default=5000)
+    ap.add_argument("--hosts", type=int, default=64)
+    ap.add_argument("--runs", type=int, default=3, help="runs per server (default %(default)s)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--load", type=float, default=0.7, help="offered load (default %(default)s)")
+    ap.add_argument("--no-pybatsim", action="store_true", help="do not run pybatsim's easyBackfill")
+    ap.add_argument("--profile", metavar="FILE", help="run our server under cProfile, stats to FILE (one run)")
+    ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    args = ap.parse_args(argv)
+    scheduler = args.scheduler or default_scheduler()
+    jobs, profiles = make_workload(args.jobs, args.hosts, args.seed, args.load)
+    print(f"workload: {len(jobs)} delay jobs, {args.hosts} hosts, load {args.load}, seed {args.seed}; "
+          f"{args.runs} run(s) per server", file=sys.stderr)
+
+    servers = [(f"batsched-py {scheduler}", lambda ep: ours_command(scheduler, ep, args.profile))]
+    if not args.no_pybatsim and not args.profile:
+        if pybatsim_command("tcp://127.0.0.1:1") is None:
+            print("pybatsim not installed: skipping (pip install --no-deps pybatsim==3.2.1 procset "
+                  "sortedcontainers docopt)", file=sys.stderr)
+        else:
+            servers.append(("pybatsim easyBackfill", pybatsim_command))
+    runs = 1 if args.profile else args.runs
+    results: dict[str, list[dict]] = {label: [] for label, _ in servers}
+    for r in range(runs):
+        for label, command_for in servers:   # interleaved, so drifts hit both alike
+            res = run_once(label, command_for, jobs, profiles, args.hosts)
+            s = summarise(res["rtts"])
+            results[label].append(s | {k: res[k] for k in ("messages", "executed", "rejected", "makespan", "wall")})
+            print(f"  run {r + 1}/{runs} {label:<24} median {s['median']:7.1f} us  p90 {s['p90']:7.1f} us  "
+                  f"{s['msgs_per_s']:8.0f} msg/s  ({res['messages']} msgs, {res['executed']} started, "
+                  f"makespan {res['makespan']:.0f}, {res['wall']:.1f} s)", file=sys.stderr)
+
+    print()
+    print(f"{'server':<26}{'median us':>10}{'p90 us':>10}{'msg/s':>10}   (median over {runs} run(s))")
+    figures = {}
+    for label, rs in results.items():
+        fig = {k: statistics.median(x[k] for x in rs) for k in ("median", "p90", "msgs_per_s")}
+        figures[label] = fig | {"runs": rs}
+        print(f"{label:<26}{fig['median']:>10.1f}{fig['p90']:>10.1f}{fig['msgs_per_s']:>10.0f}")
+    if len(results) == 2:
+        ours, theirs = (figures[label] for label, _ in servers)
+        ratio = ours["median"] / theirs["median"]
+        figures["ratio_median"] = ratio
+        figures["ratio_p90"] = ours["p90"] / theirs["p90"]
+        verdict = "meets" if ratio <= 0.5 else "misses"
+        print(f"ratio ours/pybatsim: median {ratio:.2f}, p90 {figures['ratio_p90']:.2f} "
+              f"({verdict} the target of at most 0.5)")
+    if args.profile:
+        import pstats
+        print(f"\ncProfile of our server written to {args.profile}; top 25 by internal time:")
+        pstats.Stats(args.profile).sort_stats("tottime").print_stats(25)
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

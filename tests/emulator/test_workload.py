@@ -1,0 +1,45 @@
+import json
+
+import pytest
+
+from batsched_py.emulator import EmulatorError
+from batsched_py.emulator.workload import load_workload
+
+
+def write(tmp_path, profiles, jobs=None):
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps({"nb_res": 4, "profiles": profiles,
+                                "jobs": jobs or [{"id": 1, "subtime": 0, "res": 1, "profile": next(iter(profiles))}]}))
+    return path
+
+
+@pytest.mark.parametrize("kind", ["smpi", "usage_trace", "trace_replay", "parallel_homogeneous_pfs", "data_staging"])
+def test_unsupported_profiles_are_refused(tmp_path, kind):
+    with pytest.raises(EmulatorError, match="real Batsim") as info:
+        load_workload(write(tmp_path, {"p": {"type": kind}}), "w0", nb_hosts=4)
+    assert "'p'" in str(info.value) and "w0" in str(info.value)
+
+
+def test_communication_needs_a_network(tmp_path):
+    prof = {"p": {"type": "parallel", "cpu": [1, 1], "com": [0, 5, 5, 0]}}
+    with pytest.raises(EmulatorError, match="network"):
+        load_workload(write(tmp_path, prof), "w0", nb_hosts=4)
+    assert load_workload(write(tmp_path, prof), "w0", nb_hosts=4, free_network=True)
+
+
+def test_ids_and_profiles(tmp_path):
+    wl = load_workload(write(tmp_path, {"c": {"type": "composed", "seq": ["d"], "repeat": 2},
+                                        "d": {"type": "delay", "delay": 3}, "unused": {"type": "delay", "delay": 1}},
+                             [{"id": 7, "subtime": 1, "res": 2, "profile": "c", "user": "x"}]), "w0", nb_hosts=4)
+    job = wl.jobs[0]
+    assert job.id == "w0!7" and job.description == {"id": "w0!7", "subtime": 1, "res": 2, "profile": "c", "user": "x"}
+    assert set(wl.profiles_json()) == {"c", "d"}
+    assert [t.amount for t, _ in wl.tasks_of(job)] == [3.0, 3.0]
+
+
+@pytest.mark.parametrize("job,match", [({"id": 1, "res": 0, "profile": "d"}, "res"),
+                                       ({"id": 1, "res": 1, "profile": "zz"}, "unknown profile"),
+                                       ({"id": 1, "res": 9, "profile": "d"}, "9 hosts")])
+def test_bad_jobs(tmp_path, job, match):
+    with pytest.raises(EmulatorError, match=match):
+        load_workload(write(tmp_path, {"d": {"type": "delay", "delay": 1}}, [job]), "w0", nb_hosts=4)

@@ -1,0 +1,124 @@
+"""Power management (timeout, oracle) over the scheduler API and on the Taurus platform.
+
+The protocol-level tests drive a Session with the SIMULATION_BEGINS Batsim sent
+in the idle_sleeper-taurus recording (168 Taurus hosts, pstate 1 computes,
+0 sleeps), then with hand-written events.  The study test runs the emulator on
+Grid'5000 Lyon 2016 weeks and checks what the research reports qualitatively.
+"""
+import sys
+from pathlib import Path
+
+import pytest
+
+from batsched_py.protocol import decode_message
+from batsched_py.scheduler import Session, create
+from batsched_py.policies.base import PolicyOptionError
+from tests.helpers.golden import read_transcript
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def taurus_session(policy: str, options: dict) -> tuple[Session, dict]:
+    begins = read_transcript("idle_sleeper-taurus-2016w13-E")[0]["msg"]
+    session = Session(create(policy, options))
+    return session, session.handle(decode_message(begins, "batsim")).to_data()
+
+
+def send(session: Session, now: float, *events: dict) -> list[dict]:
+    msg = {"now": now, "events": [dict(e, timestamp=now) for e in events]}
+    return session.handle(decode_message(msg, "batsim")).to_data()["events"]
+
+
+def submitted(job_id: str, res: int, now: float, walltime: float = 60) -> dict:
+    return {"type": "JOB_SUBMITTED", "data": {"job_id": job_id, "job": {
+        "id": job_id, "res": res, "subtime": now, "walltime": walltime, "profile": "p"}}}
+
+
+def changed(hosts: str, state: str) -> dict:
+    return {"type": "RESOURCE_STATE_CHANGED", "data": {"resources": hosts, "state": state}}
+
+
+def test_timeout_zero_sleeps_at_once_and_wakes_whole_nodes_for_a_job():
+    session, reply = taurus_session("timeout", {"base": "easy", "timeout": 0, "cores_per_node": 12})
+    assert reply["events"] == [{"timestamp": 0.0, "type": "SET_RESOURCE_STATE",
+                                "data": {"resources": "0-167", "state": "0"}}]
+    assert send(session, 3, changed("0-167", "0")) == []
+    # A 6-core job: EASY picks hosts 0-5, their node (0-11) is switched on as a whole ...
+    events = send(session, 10, submitted("w0!1", 6, 10))
+    assert [(e["type"], e["data"]) for e in events] == [
+        ("SET_RESOURCE_STATE", {"resources": "0-11", "state": "1"})]
+    # ... and the job runs once the node is on; the 6 idle cores keep the node on.
+    events = send(session, 11, changed("0-11", "1"))
+    assert [(e["type"], e["data"]) for e in events] == [("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "0-5"})]
+
+
+def test_timeout_waits_T_then_switches_off():
+    session, reply = taurus_session("timeout", {"base": "fcfs", "timeout": 5, "cores_per_node": 12})
+    assert [(e["type"], e["data"]) for e in reply["events"]] == [("CALL_ME_LATER", {"timestamp": 5.0})]
+    events = send(session, 2, submitted("w0!1", 12, 2))       # runs on node 0 at once (all on)
+    assert events[0]["type"] == "EXECUTE_JOB" and events[0]["data"]["alloc"] == "0-11"
+    events = send(session, 5, {"type": "REQUESTED_CALL", "data": {}})
+    assert [(e["type"], e["data"]) for e in events] == [
+        ("SET_RESOURCE_STATE", {"resources": "12-167", "state": "0"})]
+    events = send(session, 7, {"type": "JOB_COMPLETED", "data": {
+        "job_id": "w0!1", "job_state": "COMPLETED_SUCCESSFULLY", "return_code": 0, "alloc": "0-11"}})
+    assert [(e["type"], e["data"]) for e in events] == [("CALL_ME_LATER", {"timestamp": 12.0})]
+
+
+def test_power_needs_sleep_pstates_and_a_queue_policy():
+    with pytest.raises(PolicyOptionError, match="base"):
+        create("timeout", {"base": "nope"})
+    with pytest.raises(PolicyOptionError, match="unknown option"):
+        create("timeout", {"base": "easy", "timout": 3})
+    begins = read_transcript("easy_bf-e128-hpc250")[0]["msg"]
+    for host in begins["events"][0]["data"]["compute_resources"]:
+        host.get("properties", {}).pop("sleep_pstates", None)       # hosts without sleep pstates
+    with pytest.raises(PolicyOptionError, match="sleep pstates"):
+        Session(create("timeout", {})).handle(decode_message(begins, "batsim"))
+
+
+def test_oracle_reads_runtimes_from_profiles_or_workload(tmp_path):
+    from batsched_py.policies.power import profile_runtime, read_runtimes
+    assert profile_runtime({"type": "delay", "delay": 7}, None) == 7
+    assert profile_runtime({"type": "parallel_homogeneous", "cpu": 3e6, "com": 0}, 1e6) == 3
+    assert profile_runtime({"type": "parallel_homogeneous", "cpu": 3e6, "com": 0}, None) is None
+    wl = tmp_path / "w.json"
+    wl.write_text('{"jobs": [{"id": "#1", "res": 1, "subtime": 0, "profile": "a"}],'
+                  ' "profiles": {"a": {"type": "delay", "delay": 4}}}')
+    assert read_runtimes(str(wl), None) == {"#1": 4.0}
+
+
+WEEKS = Path("/work/shared/data/gridgym/others/workloads/lyon_2016")
+
+
+def study(weeks):
+    pytest.importorskip("batsched_py.emulator")
+    if not WEEKS.is_dir():
+        pytest.skip(f"{WEEKS} is absent")
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import energy_policies_study as s
+    totals = {name: [0.0, 0] for name in s.POLICIES}
+    for week in weeks:
+        for name in s.POLICIES:
+            r = s.run(week, name)
+            totals[name][0] += r["wasted"]
+            totals[name][1] += r["switches"]
+    return totals
+
+
+def check_research_claims(totals):
+    wasted = {k: v[0] for k, v in totals.items()}
+    switches = {k: v[1] for k, v in totals.items()}
+    assert wasted["T(5)"] > wasted["T(1)"] > wasted["T(0)"] > wasted["oracle"], wasted
+    assert switches["T(5)"] < switches["T(1)"] < switches["T(0)"], switches
+
+
+def test_taurus_study_on_a_subset_of_2016_weeks():
+    """Four weeks spread over 2016, to stay fast (the whole year is the slow test below)."""
+    weeks = sorted(WEEKS.glob("*2016-*.json"))[::13] if WEEKS.is_dir() else []
+    check_research_claims(study(weeks))
+
+
+@pytest.mark.slow
+def test_taurus_study_on_all_2016_weeks():
+    check_research_claims(study(sorted(WEEKS.glob("*2016-*.json"))))
