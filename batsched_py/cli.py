@@ -101,13 +101,15 @@ def build_parser() -> argparse.ArgumentParser:
                                     "comparison table (terminal and CSV) and plots into DIR.")
     _simulation_args(cp)
     cp.add_argument("--schedulers", required=True,
-                    help="comma-separated policy names; NAME=JSON gives options, e.g. "
-                         "'easy,fcfs,timeout={\"timeout\":5}'")
+                    help="comma-separated policies; NAME=JSON gives options and LABEL: names the run, "
+                         "e.g. 'easy,fcfs,T5:timeout={\"timeout\":5}'")
     cp.add_argument("-o", "--outdir", required=True, type=Path, help="directory for outputs, table and plots")
     cp.add_argument("--include-published", nargs="*", default=[], type=Path, metavar="DIR",
                     help="directories holding Batsim outputs of other schedulers (out_jobs.csv, ...)")
     cp.add_argument("-j", "--jobs", type=int, default=0, help="parallel runs (default: number of cores)")
     cp.add_argument("--no-plots", action="store_true", help="skip the plots")
+    cp.add_argument("--time-unit", default="s", help="time unit of the inputs, for plot axes (default: s; "
+                                                      "the Grid'5000 Taurus examples use min)")
     for name, (module, text) in DELEGATED.items():
         sub.add_parser(name, help=text, add_help=False)
     return parser

@@ -12,10 +12,10 @@ from .runner import run_simulation
 
 
 def parse_schedulers(spec: str) -> list[tuple[str, str, dict[str, Any]]]:
-    """``'easy,fcfs,timeout={"timeout": 5}'`` -> [(label, scheduler, options), ...].
+    """``'easy,fcfs,T5:timeout={"timeout": 5}'`` -> [(label, scheduler, options), ...].
 
-    Commas inside a JSON object do not split; a label shows the options
-    (``timeout(timeout=5)``) and repeats get ``#2``, ``#3``.
+    Commas inside a JSON object do not split.  ``LABEL:`` names a run; without
+    it the label shows the options (``timeout(timeout=5)``); repeats get ``#2``.
     """
     items, depth, start = [], 0, 0
     for i, ch in enumerate(spec + ","):
@@ -27,6 +27,10 @@ def parse_schedulers(spec: str) -> list[tuple[str, str, dict[str, Any]]]:
             start = i + 1
     runs, seen = [], {}
     for item in items:
+        label = None
+        head, brace, _ = item.partition("{")
+        if ":" in head:  # LABEL:NAME[=JSON] names the run in tables and plots
+            label, item = item.split(":", 1)
         name, _, text = item.partition("=")
         options: dict[str, Any] = {}
         if text:
@@ -36,7 +40,7 @@ def parse_schedulers(spec: str) -> list[tuple[str, str, dict[str, Any]]]:
                 raise CliError(f"--schedulers: options of {name!r} are not valid JSON ({exc})") from None
             if not isinstance(options, dict):
                 raise CliError(f"--schedulers: options of {name!r} must be a JSON object")
-        base = name + _short(options) if options else name
+        base = label or (name + _short(options) if options else name)
         seen[base] = seen.get(base, 0) + 1
         runs.append((base if seen[base] == 1 else f"{base}#{seen[base]}", name, options))
     if not runs:
@@ -78,7 +82,13 @@ def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
     print(format_table(rows))
     if not args.no_plots:
         from .plots import comparison_plots
-        for path in comparison_plots(results, outdir, platform=platform):
+        from .plots.gantt import plot_gantt
+        from .plots.power import plot_power_states
+        paths = comparison_plots(results, outdir, platform=platform)
+        for label, prefix in results.items():
+            paths += plot_gantt(prefix, prefix.parent / "gantt", title=f"{label}: jobs", time_unit=args.time_unit)
+            paths += plot_power_states(prefix, prefix.parent / "power_states", time_unit=args.time_unit)
+        for path in paths:
             print(f"plot: {path}", file=sys.stderr)
     print(f"table: {outdir / 'comparison.csv'}", file=sys.stderr)
     return rows

@@ -50,5 +50,5 @@ def print_summary(prefix: Path, name: str, platform: Optional[Path] = None, ener
             continue
         if key.startswith("energy_") and not energy:
             continue
-        print(f"  {label:<30} {fmt.format(float(row[key]))}", file=file)
+        print(f"  {label:<36} {fmt.format(float(row[key]))}", file=file)
     return row
