@@ -18,6 +18,9 @@ def get(data: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where:
         default: Any = _MISSING) -> Any:
     """``data[key]`` checked against ``kind``; ``default`` makes the field optional."""
     value = data.get(key, _MISSING)
+    cls = value.__class__  # json gives exact types: the common case is decided without isinstance
+    if cls is kind or (kind.__class__ is tuple and cls in kind):
+        return value
     if value is _MISSING:
         if default is _MISSING:
             raise ProtocolError(f"missing field {key!r}", where)

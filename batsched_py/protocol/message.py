@@ -56,18 +56,21 @@ def _refuse_constant(name: str):
     raise ValueError(f"{name} is not a JSON value")
 
 
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)  # built once: json.loads(**kw) builds one per call
+
+
 def decode_message(raw: bytes | str | dict, sender: Optional[str] = None) -> Message:
     """Parse one message; ``sender`` ("batsim" or "scheduler") also checks event directions."""
     if sender not in (None, BATSIM, SCHEDULER):
         raise ValueError(f"sender must be {BATSIM!r} or {SCHEDULER!r}")
     if isinstance(raw, (bytes, bytearray, memoryview)):
         try:
-            raw = bytes(raw).decode("utf-8")
+            raw = (raw if isinstance(raw, bytes) else bytes(raw)).decode("utf-8")
         except UnicodeDecodeError as exc:
             raise ProtocolError(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw, parse_constant=_refuse_constant)
+            raw = _DECODER.decode(raw)
         except (ValueError, RecursionError) as exc:  # ValueError: JSONDecodeError, int over 4300 digits
             raise ProtocolError(f"not valid JSON ({exc})") from None
     data = f.require_object(raw, "message")

@@ -156,3 +156,21 @@ def test_unknown_fields_survive_round_trip():
     assert m.events[0].extra == {"storage_mapping": {"a": 1}}
     assert m.events[1].extra == {"foo": [1, 2]}
     assert json.loads(p.encode_message(m)) == raw
+
+
+from hypothesis import given, strategies as st  # noqa: E402
+from procset import ProcSet  # noqa: E402
+
+from batsched_py.protocol.intervals import procset_from_intervals  # noqa: E402
+
+
+@given(st.lists(st.tuples(st.integers(0, 300), st.integers(0, 20)), max_size=12))
+def test_fast_procset_equals_procset_merge(pairs):
+    intervals = [(lo, lo + width) for lo, width in pairs]
+    fast = procset_from_intervals(intervals)
+    slow = ProcSet(*intervals)
+    assert fast == slow
+    assert str(fast) == str(slow)
+    assert list(fast.intervals()) == list(slow.intervals())
+    fast |= ProcSet(1000)  # the result behaves as a normal, mutable ProcSet
+    assert 1000 in fast
