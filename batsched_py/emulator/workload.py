@@ -37,6 +37,12 @@ class Job:
     token: int = 0               # invalidates scheduled end events after a kill
     kill_requested: bool = False
     energy: float = -1.0
+    # While running (see the engine): walltime left as Batsim counts it (-1: none), the task
+    # being executed, when it started, and its SimGrid actions (cancelled on a kill).
+    remaining: float = -1.0
+    task_index: int = 0
+    task_start: float = 0.0
+    actions: Any = ()
 
 
 @dataclass(slots=True)

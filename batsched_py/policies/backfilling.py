@@ -20,7 +20,8 @@ from typing import Optional
 
 from ..scheduler import Job, register
 from .base import QueuePolicy
-from .profile import Placement, Profile
+from .profile import INF, Placement, Profile, fixed
+from .selection import is_stateless
 
 
 class Backfilling(QueuePolicy):
@@ -28,7 +29,7 @@ class Backfilling(QueuePolicy):
 
     def on_simulation_begins(self, event) -> None:
         super().on_simulation_begins(event)
-        self.profile = Profile(self.platform.all, self.now)
+        self.profile = Profile(self.platform.all_mask, self.now)
 
     def place(self, job: Job) -> Optional[Placement]:
         """Insert ``job`` first fit; a start in the present is restricted to present_hosts(), unless
@@ -36,18 +37,41 @@ class Backfilling(QueuePolicy):
         present = self.present_hosts(job)
         duration = self.planned_duration(job)
         placed = self.profile.insert(job.id, job.res, duration, self.selector(), present)
-        if present is not None and (placed is None or placed.begin > self.start_deadline(job)):
+        if present is not None and (placed is None or _after(placed.begin, self.start_deadline(job))):
             self.profile.remove(job.id)
             placed = self.profile.insert(job.id, job.res, duration, self.selector())
         return placed
 
+    def starts_now(self, job: Job, select) -> bool:
+        """Whether place(job) would start the job now, without placing it -- for a job that is
+        removed again when it does not start, with a stateless selector ``select``.
+        present_hosts() is called as place() calls it (power policies remind themselves there)."""
+        present = self.present_hosts(job)
+        if present is None:
+            return self.profile.fits_now(job.res, self.planned_duration(job), select) is not None
+        placed = self.place(job)        # (rare) the restriction may be lifted: place to know
+        if placed is None:
+            return False
+        self.profile.remove(job.id)
+        return placed.starts_now
+
     def begin_message(self) -> list[Job]:
         """Common start of a decision: drop ended jobs, admit new ones, move the present."""
+        profile = self.profile
         for job in self.ended:
-            self.profile.remove(job.id)
-        admitted = [job for job in self.released if self.admit(job)]
-        self.profile.update_first_slice(self.now)
+            profile.remove(job.id)
+        admitted = [job for job in self.released if self.admit(job)] if self.released else []
+        profile.update_first_slice(self.now)
         return admitted
+
+
+def _after(begin: int, deadline: float) -> bool:
+    """Fixed-point ``begin`` > ``deadline`` (a float, maybe infinite), exactly."""
+    if deadline == INF:
+        return False
+    if deadline == -INF:
+        return True
+    return begin > fixed(deadline)
 
 
 @register("easy")
@@ -55,37 +79,78 @@ class EASY(Backfilling):
     description = "EASY backfilling: reservation for the queue head only (batsched easy_bf)"
 
     def decide(self) -> None:
-        priority_before = self.queue[0] if self.queue else None
+        queue = self.queue
+        priority_before = queue[0] if queue else None
         admitted = self.begin_message()
-        priority = self._sort_keeping_priority(priority_before)
+        if self.order is None and (queue[0] if queue else None) is priority_before:
+            priority = priority_before      # (what _sort_keeping_priority would find)
+        else:
+            priority = self._sort_keeping_priority(priority_before)
+        profile = self.profile
+        if self.plain_selector:
+            select = self.select
+            quick = self.stateless_selector
+        else:
+            select = self.selector()
+            quick = is_stateless(select)
+        # A job other than the priority one is only kept in the profile if it starts now: with
+        # a stateless selector, it is enough to try the first slice (same answer, no undo).
+        direct = quick and self.plain_present
+        placed = profile.placed
         if not self.ended and not self.replan:
             # Nothing was freed: only the new jobs can start, and only on what is free now.
-            free = len(self.profile.available_now)
+            free = profile.slices[0].available.bit_count()
+            queued = self.in_queue
             for job in admitted:
                 if free <= 0:
                     break
-                if job in self.queue and job is not priority and job.res <= free:
-                    placed = self.place(job)
-                    if placed is not None and placed.starts_now:
-                        self.start(job, placed.hosts)
+                if job.id in queued and job is not priority and job.res <= free:
+                    if direct and job.id not in placed:
+                        hosts = profile.insert_now(job.id, job.res, self.planned_duration(job), select)
+                        if hosts is not None:
+                            self.start(job, hosts)
+                            free -= job.res
+                        continue
+                    if quick and not self.starts_now(job, select):
+                        continue
+                    p = self.place(job)
+                    if p is not None and p.starts_now:
+                        self.start(job, p.hosts)
                         free -= job.res
                     else:
-                        self.profile.remove(job.id)
+                        profile.remove(job.id)
             return
         # Hosts were freed: every queued job is tried again, the priority job keeping its place.
-        free = len(self.profile.available_now)   # (batsched does not update it in this loop)
+        free = profile.slices[0].available.bit_count()   # (batsched does not update it in this loop)
+        if free <= 0:
+            return
+        now_count = free           # hosts available in the first slice (a job needs res of them)
         i = 0
-        while i < len(self.queue) and free > 0:
-            job = self.queue[i]
-            self.profile.remove(job.id)
-            placed = self.place(job)
-            if placed is not None and placed.starts_now:
-                self.start(job, placed.hosts)
+        while i < len(queue):
+            job = queue[i]
+            if job is not priority and quick:
+                if direct and job.id not in placed:
+                    if job.res <= now_count:
+                        hosts = profile.insert_now(job.id, job.res, self.planned_duration(job), select)
+                        if hosts is not None:
+                            self.start(job, hosts, index=i)
+                            now_count = profile.slices[0].available.bit_count()
+                            continue
+                    i += 1
+                    continue
+                if not self.starts_now(job, select):
+                    i += 1
+                    continue
+            profile.remove(job.id)
+            p = self.place(job)
+            if p is not None and p.starts_now:
+                self.start(job, p.hosts, index=i)
+                now_count = profile.slices[0].available.bit_count()
                 if job is priority:
-                    priority = self.queue[0] if self.queue else None
+                    priority = queue[0] if queue else None
             else:
                 if job is not priority:
-                    self.profile.remove(job.id)
+                    profile.remove(job.id)
                 i += 1
 
     def _sort_keeping_priority(self, before: Optional[Job]) -> Optional[Job]:
@@ -100,7 +165,7 @@ class EASY(Backfilling):
                 placed = self.place(after)
                 if placed is None or not placed.starts_now:
                     break
-                self.start(after, placed.hosts)
+                self.start(after, placed.hosts, index=0)
                 after = self.queue[0] if self.queue else None
         return after
 

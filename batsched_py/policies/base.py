@@ -5,7 +5,9 @@ message, reading ``self.released`` (jobs submitted in this message, in event
 order), ``self.ended`` (jobs that completed in this message) and ``self.queue``
 (accepted jobs waiting, in queue order), and taking jobs out of the queue with
 :meth:`start`.  Like batsched, it keeps its own notion of which hosts are taken
-(``self.available``: hosts no started job of this policy holds).
+(``self.available``: hosts no started job of this policy holds).  Host sets are int bitmasks
+inside policies (``available_mask``, selectors, the profile); ProcSets are built only for the
+decisions sent and for the public ``available`` property.
 
 Two hooks let power management (``power.py``) wrap any such policy without
 touching it: :meth:`launch` (the base executes at once; a power wrapper may
@@ -17,13 +19,14 @@ from typing import Any, Mapping, Optional
 from procset import ProcSet
 
 from ..scheduler import Job, Scheduler
+from ..scheduler.view import mask_of, procset_of_mask
 from .queue_order import order_key
 from .selection import Selector, make_selector
 
 
 def has_walltime(job: Job) -> bool:
-    """Batsim writes "no walltime" as -1 (or leaves the field out)."""
-    return job.walltime is not None and job.walltime >= 0
+    """The view says None when Batsim gives no walltime (-1 or no field)."""
+    return job.walltime is not None
 
 
 class PolicyOptionError(ValueError):
@@ -50,20 +53,33 @@ class QueuePolicy(Scheduler):
         self.select: Selector = make_selector(self.options)
         self.queue: list[Job] = []
         self.released: list[Job] = []
+        self.alloc_masks: dict[str, int] = {}    # started job id -> bitmask of its hosts
+        self.in_queue: set[str] = set()           # ids of the jobs in self.queue
+        #: present_hosts() is not overridden: any available host, and no side effect to keep
+        self.plain_present = type(self).present_hosts is QueuePolicy.present_hosts
+        #: selector() is not overridden: it is always ``self.select``
+        self.plain_selector = type(self).selector is QueuePolicy.selector
+        self.stateless_selector = getattr(self.select, "stateless", False)
         self.ended: list[Job] = []
-        self.available = ProcSet()
+        self.available_mask = 0
         #: set by power wrappers: reconsider every queued job even if no job ended
         self.replan = False
 
     # --- event bookkeeping ------------------------------------------------------------
+    @property
+    def available(self) -> ProcSet:
+        """Hosts no started job of this policy holds."""
+        return procset_of_mask(self.available_mask)
+
     def on_simulation_begins(self, event) -> None:
-        self.available = ProcSet(self.platform.all)
+        self.available_mask = self.platform.all_mask
 
     def on_job_submitted(self, job: Job) -> None:
         self.released.append(job)
 
     def on_job_completed(self, job: Job) -> None:
-        self.available |= job.alloc
+        hosts = self.alloc_masks.pop(job.id, None)
+        self.available_mask |= mask_of(job.alloc) if hosts is None else hosts
         self.ended.append(job)
 
     def schedule(self) -> None:
@@ -82,23 +98,30 @@ class QueuePolicy(Scheduler):
             self.reject(job)
             return False
         self.queue.append(job)
+        self.in_queue.add(job.id)
         return True
 
     def sort_queue(self) -> None:
         if self.order is not None:
             self.queue.sort(key=self.order)
 
-    def start(self, job: Job, hosts: ProcSet, mapping: Optional[Mapping[str, str]] = None) -> None:
-        """Take the job out of the queue and run it on ``hosts``."""
-        self.queue.remove(job)
-        self.available -= hosts
+    def start(self, job: Job, hosts: int, mapping: Optional[Mapping[str, str]] = None,
+              index: Optional[int] = None) -> None:
+        """Take the job (at ``index`` in the queue, if known) out of the queue and run it on ``hosts``."""
+        if index is None:
+            self.queue.remove(job)
+        else:
+            del self.queue[index]
+        self.in_queue.discard(job.id)
+        self.available_mask &= ~hosts
+        self.alloc_masks[job.id] = hosts
         self.launch(job, hosts, mapping)
 
     # --- hooks for power management --------------------------------------------------------
-    def launch(self, job: Job, hosts: ProcSet, mapping: Optional[Mapping[str, str]] = None) -> None:
-        self.execute(job, hosts, mapping)
+    def launch(self, job: Job, hosts: int, mapping: Optional[Mapping[str, str]] = None) -> None:
+        self._execute(job, procset_of_mask(hosts), hosts, mapping)
 
-    def present_hosts(self, job: Job) -> Optional[ProcSet]:
+    def present_hosts(self, job: Job) -> Optional[int]:
         """Hosts ``job`` may start on now (None: any available host)."""
         return None
 
@@ -114,6 +137,6 @@ class QueuePolicy(Scheduler):
         """The selector to use for the decisions of this message (power wrappers prefer awake hosts)."""
         return self.select
 
-    def free_for(self, job: Job) -> ProcSet:
+    def free_for(self, job: Job) -> int:
         present = self.present_hosts(job)
-        return self.available if present is None else self.available & present
+        return self.available_mask if present is None else self.available_mask & present

@@ -23,7 +23,7 @@ class FCFS(QueuePolicy):
             if len(self.queue) == 1:            # nothing waited before it
                 hosts = select(self.free_for(job), job.res)
                 if hosts is not None:
-                    self.start(job, hosts)
+                    self.start(job, hosts, index=0)
         if self.ended or self.replan or self.order is not None:
             self.sort_queue()
             while self.queue:
@@ -31,4 +31,4 @@ class FCFS(QueuePolicy):
                 hosts = select(self.free_for(job), job.res)
                 if hosts is None:
                     break                       # the head blocks the queue: no backfilling
-                self.start(job, hosts)
+                self.start(job, hosts, index=0)

@@ -21,9 +21,28 @@ class Filler(QueuePolicy):
         self.sort_queue()
         select = self.selector()
         mapping = self.options.get("custom_mapping", True)
-        for job in list(self.queue):
-            if not self.available:
-                break
+        plain = self.plain_present
+        queue = self.queue
+        i = 0
+        while i < len(queue) and self.available_mask:
+            job = queue[i]
+            # a selector never fits a job in fewer hosts than it asks for: skip without calling it
+            if plain and job.res > self.available_mask.bit_count():
+                i += 1
+                continue
             hosts = select(self.free_for(job), job.res)
-            if hosts is not None:
-                self.start(job, hosts, {str(i): str(i) for i in range(job.res)} if mapping else None)
+            if hosts is None:
+                i += 1
+                continue
+            self.start(job, hosts, _identity(job.res) if mapping else None, index=i)
+
+
+_MAPPINGS: dict[int, dict[str, str]] = {}
+
+
+def _identity(n: int) -> dict[str, str]:
+    """Executor i on the i-th allocated host (shared between executions: never modified)."""
+    m = _MAPPINGS.get(n)
+    if m is None:
+        m = _MAPPINGS[n] = {str(i): str(i) for i in range(n)}
+    return m

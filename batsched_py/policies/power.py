@@ -37,6 +37,7 @@ from procset import ProcSet
 
 from ..scheduler import HostState, Job, Scheduler, register
 from ..scheduler.registry import available as registered
+from ..scheduler.view import procset_of_mask
 from .base import PolicyOptionError, QueuePolicy
 
 AWAKE = (HostState.IDLE, HostState.COMPUTING, HostState.SWITCHING_ON, HostState.CHANGING_PSTATE)
@@ -52,7 +53,7 @@ class PowerMixin:
         if self.timeout < 0:
             raise PolicyOptionError(f"option timeout: {self.timeout} must be >= 0")
         self.cores = self.options.get("cores_per_node", 1)
-        self.pending: dict[str, tuple[Job, ProcSet, Optional[Mapping[str, str]]]] = {}
+        self.pending: dict[str, tuple[Job, int, Optional[Mapping[str, str]]]] = {}   # hosts: bitmask
         self.idle_since: dict[int, float] = {}
         self.calls: set[float] = set()
         self.switches = 0   # node switch requests (off and on), for studies
@@ -64,7 +65,12 @@ class PowerMixin:
             raise PolicyOptionError(f"{type(self).__name__} needs hosts with sleep pstates; "
                                     f"{len(mute)} host(s) have none (e.g. {mute[0]})")
         n = len(self.platform)
-        self.nodes = [ProcSet((lo, min(lo + self.cores, n) - 1)) for lo in range(0, n, self.cores)]
+        #: bitmask of each node's hosts
+        self.node_masks = [((1 << (min(lo + self.cores, n) - lo)) - 1) << lo for lo in range(0, n, self.cores)]
+
+    @property
+    def nodes(self) -> list[ProcSet]:
+        return [procset_of_mask(m) for m in self.node_masks]
 
     def on_requested_call(self) -> None:
         self.calls.discard(self.now)
@@ -74,12 +80,15 @@ class PowerMixin:
     def launch(self, job, hosts, mapping=None) -> None:
         self.pending[job.id] = (job, hosts, mapping)
 
+    def awake_mask(self) -> int:
+        return self.platform.mask_in(*AWAKE)
+
     def awake(self) -> ProcSet:
-        return self.platform.hosts_in(*AWAKE)
+        return procset_of_mask(self.awake_mask())
 
     def selector(self):
         from .selection import preferring
-        return preferring(self.select, self.awake())
+        return preferring(self.select, self.awake_mask())
 
     def schedule(self) -> None:
         super().schedule()
@@ -89,50 +98,69 @@ class PowerMixin:
     # --- internals ------------------------------------------------------------------------
     def _flush(self) -> None:
         """Execute pending launches whose hosts are all idle; wake the sleeping hosts of the others."""
-        wake = ProcSet()
+        if not self.pending:
+            return
+        wake = 0
+        platform = self.platform
         for job_id, (job, hosts, mapping) in list(self.pending.items()):
-            if hosts.issubset(self.platform.free):
+            if not hosts & ~platform.free_mask:
                 del self.pending[job_id]
-                self.execute(job, hosts, mapping)
+                self._execute(job, procset_of_mask(hosts), hosts, mapping)
             else:
-                wake |= ProcSet(*(h for h in hosts if self.platform[h].state is HostState.SLEEPING))
+                wake |= hosts & platform.mask_in(HostState.SLEEPING)
         self._switch(wake, on=True)
 
-    def _switch(self, hosts: ProcSet, on: bool) -> None:
+    def _switch(self, hosts: int, on: bool) -> None:
         """One SET_RESOURCE_STATE for the whole nodes of ``hosts`` (their hosts in the right state)."""
-        want = HostState.SLEEPING if on else HostState.IDLE
-        group = []
-        for node in sorted({h // self.cores for h in hosts}):
-            group += [h for h in self.nodes[node]
-                      if self.platform[h].state is want and self.platform[h].target_pstate is None]
+        if not hosts:
+            return
+        platform = self.platform
+        # hosts in the right state and not switching already (target_pstate is None)
+        ready = platform.mask_in(HostState.SLEEPING if on else HostState.IDLE)
+        nodes = set()
+        group = 0
+        cores = self.cores
+        h = hosts
+        while h:
+            node = ((h & -h).bit_length() - 1) // cores
+            node_mask = self.node_masks[node]
+            h &= ~node_mask
+            take = node_mask & ready
+            if take:
+                group |= take
+                nodes.add(node)
         if group:
-            if on:   # back to the first compute pstate (the API's default, 0, is Taurus's sleep pstate)
-                self.switch_on(ProcSet(*group), self.platform[group[0]].power.compute_pstates[0])
+            if on:   # back to the first compute pstate (switch_on's default)
+                self.switch_on(procset_of_mask(group))
             else:
-                self.switch_off(ProcSet(*group))
-            self.switches += len({h // self.cores for h in group})
+                self.switch_off(procset_of_mask(group))
+            self.switches += len(nodes)
 
-    def keep_on(self) -> ProcSet:
+    def keep_on(self) -> int:
         """Idle hosts to keep on whatever their idle time (none for a plain timeout)."""
-        return ProcSet()
+        return 0
 
     def _power_down(self) -> None:
-        committed = self.platform.all - self.available
-        keep = self.keep_on() | committed
+        platform = self.platform
+        keep = self.keep_on() | (platform.all_mask & ~self.available_mask)
+        # idle, available and not switching: IDLE state and free (free excludes unavailable hosts)
+        idle_hosts = platform.mask_in(HostState.IDLE) & platform.free_mask
         next_call = None
-        off = ProcSet()
-        for i, node in enumerate(self.nodes):
-            idle = not (node & keep) and all(
-                self.platform[h].state is HostState.IDLE and not self.platform[h].unavailable for h in node)
-            if not idle:
-                self.idle_since.pop(i, None)
+        off = 0
+        now = self.now
+        timeout = self.timeout
+        idle_since = self.idle_since
+        for i, node in enumerate(self.node_masks):
+            if node & keep or node & ~idle_hosts:
+                if idle_since:
+                    idle_since.pop(i, None)
                 continue
-            since = self.idle_since.setdefault(i, self.now)
-            if self.now - since >= self.timeout:
+            since = idle_since.setdefault(i, now)
+            if now - since >= timeout:
                 off |= node
-                del self.idle_since[i]
+                del idle_since[i]
             else:
-                due = since + self.timeout
+                due = since + timeout
                 next_call = due if next_call is None else min(next_call, due)
         self._switch(off, on=False)
         if next_call is not None and next_call not in self.calls and next_call > self.decision_time:
@@ -168,21 +196,21 @@ class OracleMixin(PowerMixin):
         real = self.runtime(job)
         if real is None:
             return job.walltime
-        return real if job.walltime is None or job.walltime < 0 else min(real, job.walltime)
+        return real if job.walltime is None else min(real, job.walltime)
 
-    def present_hosts(self, job: Job) -> Optional[ProcSet]:
+    def present_hosts(self, job: Job) -> Optional[int]:
         if self.now - job.subtime >= self.threshold:
             return None
         self._remind(job.subtime + self.threshold)
-        return self.awake()
+        return self.awake_mask()
 
     def start_deadline(self, job: Job) -> float:
         return job.subtime + self.threshold
 
-    def keep_on(self) -> ProcSet:
+    def keep_on(self) -> int:
         profile = getattr(self, "profile", None)
         if profile is None or self.keep_horizon <= 0:
-            return ProcSet()
+            return 0
         return profile.hosts_needed_before(self.now + self.keep_horizon)
 
     def on_requested_call(self) -> None:

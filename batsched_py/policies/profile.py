@@ -11,127 +11,243 @@ same jobs.  Slice boundaries are where jobs are expected to end, so they are
 the only candidate start times.
 """
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Callable, Optional
 
-from procset import ProcSet
-
 INF = float("inf")
-Selector = Callable[[ProcSet, int], Optional[ProcSet]]
+Selector = Callable[[int, int], Optional[int]]
+
+#: Times are fixed-point integers: ``t * 2**FRACTION_BITS``.  batsched computes with GMP
+#: rationals made from the doubles Batsim sends; any double >= 2**-(FRACTION_BITS - 52) in
+#: magnitude is an exact multiple of 2**-FRACTION_BITS, so sums and comparisons of these
+#: integers are exactly those of the rationals (a float sum is not: conservative_bf diverged
+#: with floats), and integer additions are far cheaper than Fraction ones.
+FRACTION_BITS = 128
+_SCALE = float(2 ** FRACTION_BITS)
 
 
-@dataclass(slots=True)
+class TimeResolutionError(ValueError):
+    """A time too small to be represented exactly by the profile's fixed point."""
+
+
+_FIXED: dict[float, int] = {}      # walltimes and times recur: convert each once
+
+
+def fixed(t: float) -> int:
+    """``t`` as an exact fixed-point integer (see FRACTION_BITS)."""
+    v = _FIXED.get(t)
+    if v is not None:
+        return v
+    if type(t) is int:
+        v = t << FRACTION_BITS
+    else:
+        f = t * _SCALE             # exact: a power of two, far from overflow
+        if not f.is_integer():
+            if t != t or t in (INF, -INF):
+                raise TimeResolutionError(f"time {t} is not finite")
+            raise TimeResolutionError(f"time {t!r} has bits below 2**-{FRACTION_BITS}")
+        v = int(f)
+    if len(_FIXED) >= 1 << 16:
+        _FIXED.clear()
+    _FIXED[t] = v
+    return v
+
+
+def seconds(t: "int | float") -> float:
+    """A fixed-point time back in the platform's time unit (rounded to the nearest double)."""
+    return t if isinstance(t, float) else t / 2 ** FRACTION_BITS
+
+
+@dataclass(slots=True, eq=False)
 class Slice:
-    begin: float
-    end: float
-    available: ProcSet
-    jobs: dict = field(default_factory=dict)    # job id -> hosts
+    begin: int                  # fixed point
+    end: "int | float"          # fixed point, INF for the last slice
+    available: int              # bitmask of the hosts no job holds during the slice
+    jobs: dict = field(default_factory=dict)    # job id -> bitmask of its hosts
 
     @property
-    def length(self) -> float:
+    def length(self) -> "int | float":
         return self.end - self.begin
 
     def copy(self) -> "Slice":
-        return Slice(self.begin, self.end, ProcSet(self.available), dict(self.jobs))
+        return Slice(self.begin, self.end, self.available, dict(self.jobs))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Placement:
-    begin: float
-    hosts: ProcSet
+    begin: int            # fixed point (seconds(begin) in time units)
+    hosts: int            # bitmask
     starts_now: bool      # placed in the first slice: the job can be executed right away
 
 
 class Profile:
-    def __init__(self, hosts: ProcSet, now: float = 0.0):
-        self.slices = [Slice(Fraction(now), INF, ProcSet(hosts))]
+    def __init__(self, hosts: int, now: float = 0.0):
+        self.slices = [Slice(fixed(now), INF, hosts)]
+        self.placed: dict[str, int] = {}     # job id -> fixed-point begin of its reservation
 
     def __contains__(self, job_id: str) -> bool:
-        return any(job_id in s.jobs for s in self.slices)
+        return job_id in self.placed
 
     @property
-    def available_now(self) -> ProcSet:
+    def available_now(self) -> int:
         return self.slices[0].available
 
     def update_first_slice(self, now: float) -> None:
         """The present moves to ``now``: the first slice starts there."""
-        self.slices[0].begin = Fraction(now)
+        if type(now) is float:      # (a new value nearly every message: not worth caching)
+            f = now * _SCALE
+            if f.is_integer():
+                self.slices[0].begin = int(f)
+                return
+        self.slices[0].begin = fixed(now)
 
     def insert(self, job_id: str, res: int, walltime: float, select: Selector,
-               present: Optional[ProcSet] = None) -> Optional[Placement]:
+               present: Optional[int] = None) -> Optional[Placement]:
         """Insert the job first fit; None if it never fits.
 
         ``present`` (optional) restricts the hosts the job may take in the first slice (hosts
         that may start work now); later slices are unrestricted."""
         slices = self.slices
-        walltime = Fraction(walltime)
-        for i, s in enumerate(slices):
+        wall = fixed(walltime)
+        n = len(slices)
+        for i in range(n):
+            s = slices[i]
             avail = s.available if present is None or i else s.available & present
-            if len(avail) < res:
+            if avail.bit_count() < res:
                 continue
-            total = s.length
-            if total >= walltime:
+            begin = s.begin
+            until = begin + wall
+            if s.end >= until:
                 hosts = select(avail, res)
                 if hosts is not None:
-                    self._split(i, s.begin + walltime)
+                    self._split(i, until)
                     self._occupy(i, job_id, hosts)
-                    return Placement(s.begin, hosts, i == 0)
+                    self.placed[job_id] = begin
+                    return Placement(begin, hosts, i == 0)
                 continue
-            for j in range(i + 1, len(slices)):
+            for j in range(i + 1, n):
                 nxt = slices[j]
-                if len(nxt.available) < res:
+                avail &= nxt.available
+                if avail.bit_count() < res:
                     break
-                avail = avail & nxt.available
-                total += nxt.length
-                if len(avail) < res:
-                    break
-                if total >= walltime:
+                if nxt.end >= until:
                     hosts = select(avail, res)
                     if hosts is not None:   # (batsched keeps scanning when the selector refuses)
                         for k in range(i, j):
                             self._occupy(k, job_id, hosts)
-                        self._split(j, s.begin + walltime)
+                        self._split(j, until)
                         self._occupy(j, job_id, hosts)
-                        return Placement(s.begin, hosts, i == 0)
+                        self.placed[job_id] = begin
+                        return Placement(begin, hosts, i == 0)
+        return None
+
+    def fits_now(self, res: int, walltime: float, select: Selector, present: Optional[int] = None) -> Optional[int]:
+        """The hosts insert() would give a job placed in the first slice, else None; changes nothing.
+
+        Only equivalent to insert()'s answer when ``select`` is stateless (its calls on later
+        slices, which this skips, then have no effect)."""
+        found = self._fit_first(res, fixed(walltime), select, present)
+        return None if found is None else found[0]
+
+    def insert_now(self, job_id: str, res: int, walltime: float, select: Selector) -> Optional[int]:
+        """insert() if the job lands in the first slice (returns its hosts), else change nothing
+        and return None.  Equivalent to insert() followed by remove() when the job does not start
+        now, provided ``select`` is stateless."""
+        wall = fixed(walltime)
+        found = self._fit_first(res, wall, select, None)
+        if found is None:
+            return None
+        hosts, j = found
+        slices = self.slices
+        until = slices[0].begin + wall
+        for k in range(j):
+            s = slices[k]
+            s.available &= ~hosts
+            s.jobs[job_id] = hosts
+        self._split(j, until)
+        s = slices[j]
+        s.available &= ~hosts
+        s.jobs[job_id] = hosts
+        self.placed[job_id] = slices[0].begin
+        return hosts
+
+    def _fit_first(self, res: int, wall: int, select: Selector, present: Optional[int]):
+        """(hosts, index of the last slice the job overlaps) of a first-slice placement, or None."""
+        slices = self.slices
+        s = slices[0]
+        avail = s.available if present is None else s.available & present
+        if avail.bit_count() < res:
+            return None
+        until = s.begin + wall
+        if s.end >= until:
+            hosts = select(avail, res)
+            return None if hosts is None else (hosts, 0)
+        for j in range(1, len(slices)):
+            nxt = slices[j]
+            avail &= nxt.available
+            if avail.bit_count() < res:
+                return None
+            if nxt.end >= until:
+                hosts = select(avail, res)
+                if hosts is not None:
+                    return hosts, j
         return None
 
     def remove(self, job_id: str) -> bool:
         """Give the job's hosts back from every slice it occupies; False if it was not there."""
-        slices = self.slices
-        i = next((k for k, s in enumerate(slices) if job_id in s.jobs), None)
-        if i is None:
+        begin = self.placed.pop(job_id, None)
+        if begin is None:
             return False
-        while i < len(slices) and job_id in slices[i].jobs:
+        slices = self.slices
+        i = 0 if job_id in slices[0].jobs else self._first_slice_of(job_id, begin)
+        n = len(slices)
+        while i < n:
             s = slices[i]
-            s.available = s.available | s.jobs.pop(job_id)
-            i = self._merge_with_previous(i) + 1
-        if i < len(slices):
-            self._merge_with_previous(i)
+            hosts = s.jobs.pop(job_id, None)
+            if hosts is None:
+                break
+            s.available |= hosts
+            if i > 0 and slices[i - 1].jobs == s.jobs:
+                s.begin = slices[i - 1].begin
+                del slices[i - 1]
+                n -= 1
+            else:
+                i += 1
+        if 0 < i < n and slices[i - 1].jobs == slices[i].jobs:
+            slices[i].begin = slices[i - 1].begin
+            del slices[i - 1]
         return True
 
-    def _merge_with_previous(self, i: int) -> int:
-        if i > 0 and self.slices[i - 1].jobs == self.slices[i].jobs:
-            self.slices[i].begin = self.slices[i - 1].begin
-            del self.slices[i - 1]
-            return i - 1
-        return i
+    def _first_slice_of(self, job_id: str, begin: int) -> int:
+        """Index of the first slice holding the job, found by its begin (checked; else scanned)."""
+        slices = self.slices
+        lo, hi = 0, len(slices)
+        while lo < hi:                      # last slice beginning at or before ``begin``
+            mid = (lo + hi) >> 1
+            if slices[mid].begin <= begin:
+                lo = mid + 1
+            else:
+                hi = mid
+        i = lo - 1 if lo else 0
+        if job_id in slices[i].jobs and (i == 0 or job_id not in slices[i - 1].jobs):
+            return i
+        return next(k for k, s in enumerate(slices) if job_id in s.jobs)
 
-    def _split(self, i: int, date: float) -> None:
+    def _split(self, i: int, date: int) -> None:
         s = self.slices[i]
         if s.begin < date < s.end:
-            second = s.copy()
-            second.begin = date
+            second = Slice(date, s.end, s.available, dict(s.jobs))
             s.end = date
             self.slices.insert(i + 1, second)
 
-    def _occupy(self, i: int, job_id: str, hosts: ProcSet) -> None:
+    def _occupy(self, i: int, job_id: str, hosts: int) -> None:
         s = self.slices[i]
-        s.available = s.available - hosts
+        s.available &= ~hosts
         s.jobs[job_id] = hosts
 
-    def hosts_needed_before(self, date: float) -> ProcSet:
+    def hosts_needed_before(self, date: float) -> int:
         """Hosts some job in the profile occupies before ``date`` (power policies keep them on)."""
-        used = ProcSet()
+        date = fixed(date)
+        used = 0
         for s in self.slices:
             if s.begin >= date:
                 break

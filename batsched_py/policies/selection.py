@@ -1,8 +1,9 @@
 """Host selection: which ``n`` hosts of an available set a job gets (option ``"allocation"``).
 
-A selector is called as ``selector(available, n)`` and returns a ProcSet of
-``n`` hosts taken from ``available``, or None when it cannot fit the job
-(only ``contiguous`` can refuse a set that has ``n`` hosts).
+A selector is called as ``selector(available, n)`` and returns ``n`` hosts taken
+from ``available``, or None when it cannot fit the job (only ``contiguous`` can
+refuse a set that has ``n`` hosts).  Host sets are int bitmasks (bit h set: host
+h is in the set; ``scheduler.view.mask_of`` / ``procset_of_mask`` convert).
 
 - ``lowest`` (default): the ``n`` lowest ids, like batsched's ``basic`` selector.
 - ``contiguous`` (or option ``"contiguous": true``): the lowest ``n`` consecutive ids.
@@ -18,49 +19,63 @@ is a node), e.g. 12 on Grid'5000 Taurus where a Batsim host models one core.
 import random
 from typing import Any, Callable, Mapping, Optional
 
-from procset import ProcSet
+from ..scheduler.view import bits_of, lowest_bits
 
-Selector = Callable[[ProcSet, int], Optional[ProcSet]]
+#: ``selector(available, n)``: host sets are int bitmasks (bit h: host h), see scheduler.view
+Selector = Callable[[int, int], Optional[int]]
 
 
 class SelectionError(ValueError):
     """Bad allocation options."""
 
 
-def lowest(available: ProcSet, n: int) -> Optional[ProcSet]:
+def lowest(available: int, n: int) -> Optional[int]:
     """The ``n`` lowest ids of ``available`` (None if it has fewer)."""
-    if n > len(available):
+    if n > available.bit_count():
         return None
-    picked = []
-    for iv in available.intervals():
-        take = min(n, iv.sup - iv.inf + 1)
-        picked.append((iv.inf, iv.inf + take - 1))
-        n -= take
-        if n == 0:
-            break
-    return ProcSet(*picked)
+    return lowest_bits(available, n)
 
 
-def contiguous(available: ProcSet, n: int) -> Optional[ProcSet]:
+def contiguous(available: int, n: int) -> Optional[int]:
     """The first run of ``n`` consecutive ids in ``available`` (None if there is none)."""
-    for iv in available.intervals():
-        if iv.sup - iv.inf + 1 >= n:
-            return ProcSet((iv.inf, iv.inf + n - 1))
-    return None
+    if n > available.bit_count():
+        return None
+    starts, have = available, 1             # bit i of starts: ids i .. i+have-1 all available
+    while have < n:
+        step = min(have, n - have)
+        starts &= starts >> step
+        have += step
+    if not starts:
+        return None
+    return ((1 << n) - 1) << ((starts & -starts).bit_length() - 1)
+
+
+# selectors whose answer depends on their arguments only (policies may skip calls whose result
+# they do not use, and call them in any order)
+lowest.stateless = True
+contiguous.stateless = True
 
 
 class NodeSelector:
     """Base of the node-aware selectors: hosts grouped ``cores_per_node`` at a time."""
+    stateless = False
 
     def __init__(self, cores_per_node: int):
         self.cores = cores_per_node
 
-    def node_cores(self, available: ProcSet) -> dict[int, list[int]]:
+    def node_cores(self, available: int) -> dict[int, list[int]]:
         """Available cores per node, nodes in id order."""
         nodes: dict[int, list[int]] = {}
-        for h in available:
+        for h in bits_of(available):
             nodes.setdefault(h // self.cores, []).append(h)
         return nodes
+
+
+def _mask(ids) -> int:
+    m = 0
+    for h in ids:
+        m |= 1 << h
+    return m
 
 
 class RoundRobin(NodeSelector):
@@ -68,8 +83,8 @@ class RoundRobin(NodeSelector):
         super().__init__(cores_per_node)
         self.next_node = 0
 
-    def __call__(self, available: ProcSet, n: int) -> Optional[ProcSet]:
-        if n > len(available):
+    def __call__(self, available: int, n: int) -> Optional[int]:
+        if n > available.bit_count():
             return None
         nodes = self.node_cores(available)
         order = sorted(nodes, key=lambda node: (node < self.next_node, node))
@@ -80,12 +95,14 @@ class RoundRobin(NodeSelector):
             if len(picked) == n:
                 self.next_node = node + 1
                 break
-        return ProcSet(*picked)
+        return _mask(picked)
 
 
 class Consolidation(NodeSelector):
-    def __call__(self, available: ProcSet, n: int) -> Optional[ProcSet]:
-        if n > len(available):
+    stateless = True
+
+    def __call__(self, available: int, n: int) -> Optional[int]:
+        if n > available.bit_count():
             return None
         nodes = self.node_cores(available)
         picked: list[int] = []
@@ -93,17 +110,19 @@ class Consolidation(NodeSelector):
             picked += nodes[node][:n - len(picked)]
             if len(picked) == n:
                 break
-        return ProcSet(*picked)
+        return _mask(picked)
 
 
 class RandomSelector:
+    stateless = False
+
     def __init__(self, seed: int):
         self.rng = random.Random(seed)
 
-    def __call__(self, available: ProcSet, n: int) -> Optional[ProcSet]:
-        if n > len(available):
+    def __call__(self, available: int, n: int) -> Optional[int]:
+        if n > available.bit_count():
             return None
-        return ProcSet(*self.rng.sample(list(available), n))
+        return _mask(self.rng.sample(bits_of(available), n))
 
 
 ALLOCATIONS = ("lowest", "contiguous", "round_robin", "consolidation", "random")
@@ -128,14 +147,20 @@ def make_selector(options: Mapping[str, Any]) -> Selector:
     raise SelectionError(f"option allocation: unknown {name!r}; known: {', '.join(ALLOCATIONS)}")
 
 
-def preferring(select: Selector, preferred: ProcSet) -> Selector:
+def is_stateless(select: Selector) -> bool:
+    return getattr(select, "stateless", False)
+
+
+def preferring(select: Selector, preferred: int) -> Selector:
     """``select`` restricted to ``preferred`` hosts when they suffice, else topped up from the rest.
 
     Power management uses it to put jobs on hosts that are already on."""
-    def pick(available: ProcSet, n: int) -> Optional[ProcSet]:
+    def pick(available: int, n: int) -> Optional[int]:
         inside = available & preferred
-        if len(inside) >= n:
+        count = inside.bit_count()
+        if count >= n:
             return select(inside, n)
-        rest = select(available - inside, n - len(inside))
+        rest = select(available & ~inside, n - count)
         return None if rest is None else inside | rest
+    pick.stateless = is_stateless(select)
     return pick

@@ -14,7 +14,7 @@ from typing import Any, Iterable, Mapping, Optional
 from procset import ProcSet
 
 from .. import protocol as p
-from .view import HostState, Job, Jobs, JobStatus, Platform, procset_of
+from .view import HostState, Job, Jobs, JobStatus, Platform, mask_of, procset_of, procset_of_mask
 
 
 class DecisionError(ValueError):
@@ -23,8 +23,8 @@ class DecisionError(ValueError):
 
 def _hosts(hosts: ProcSet | Iterable[int] | int) -> ProcSet:
     if isinstance(hosts, ProcSet):
-        # A copy: the caller may pass a live set such as ``self.platform.free``, which the
-        # view then updates in place (``free -= hosts``) -- emptying the decision's allocation.
+        # A copy: the caller may pass a set it goes on modifying in place (``free -= hosts``).
+        # (The view itself never modifies a ProcSet it handed out: ``platform.free`` is rebuilt.)
         return hosts.copy()
     if isinstance(hosts, int):
         return ProcSet(hosts)
@@ -87,25 +87,35 @@ class Scheduler:
                 mapping: Optional[Mapping[str, Any]] = None) -> None:
         job = self._job(job, "EXECUTE_JOB")
         hosts = _hosts(hosts)
+        self._execute(job, hosts, mask_of(hosts), mapping)
+
+    def _execute(self, job: Job, hosts: ProcSet, mask: int, mapping: Optional[Mapping[str, Any]]) -> None:
+        """execute() once ``hosts`` is a ProcSet the scheduler will not modify and ``mask`` its bitmask."""
+        platform = self.platform
+        if job.status is not JobStatus.QUEUED or not mask or mask & ~platform.free_mask \
+                or (mapping is None and mask.bit_count() != job.res):
+            self._refuse_execution(job, hosts, mask, mapping)
+        self.jobs.started(job, hosts, self._decision_time)
+        platform.allocate(hosts, job.id, mask)
+        self._outbox.append(p.ExecuteJob(self._decision_time, job.id, hosts, mapping))
+
+    def _refuse_execution(self, job: Job, hosts: ProcSet, mask: int, mapping) -> None:
         rule = None
+        platform = self.platform
         if job.status is not JobStatus.QUEUED:
             rule = f"job is {job.status.value}, only a queued job can be executed"
-        elif not hosts:
+        elif not mask:
             rule = "empty allocation"
-        elif self.platform.unknown_hosts(hosts):
-            rule = f"hosts {self.platform.unknown_hosts(hosts)} do not exist (platform has {self.platform.all})"
-        elif mapping is None and len(hosts) != job.res:
+        elif mask & ~platform.all_mask:
+            rule = f"hosts {procset_of_mask(mask & ~platform.all_mask)} do not exist (platform has {platform.all})"
+        elif mapping is None and mask.bit_count() != job.res:
             rule = f"job requests {job.res} hosts, allocation has {len(hosts)}"
-        elif not hosts.issubset(self.platform.free):
-            busy = hosts - self.platform.free
-            states = sorted({self.platform[h].state.value if not self.platform[h].unavailable else "unavailable"
+        else:
+            busy = procset_of_mask(mask & ~platform.free_mask)
+            states = sorted({platform[h].state.value if not platform[h].unavailable else "unavailable"
                              for h in busy})
             rule = f"hosts {busy} are not free ({', '.join(states)})"
-        if rule:
-            raise DecisionError(f"EXECUTE_JOB {job.id} on {hosts} at t={self._decision_time}: {rule}")
-        self.jobs.started(job, hosts, self._decision_time)
-        self.platform.allocate(hosts, job.id)
-        self._send(p.ExecuteJob(self._decision_time, job.id, hosts, mapping))
+        raise DecisionError(f"EXECUTE_JOB {job.id} on {hosts} at t={self._decision_time}: {rule}")
 
     def reject(self, job: Job | str) -> None:
         job = self._job(job, "REJECT_JOB")
@@ -140,9 +150,12 @@ class Scheduler:
             raise DecisionError(f"{where}: empty resource set")
         if self.platform.unknown_hosts(hosts):
             raise DecisionError(f"{where}: hosts {self.platform.unknown_hosts(hosts)} do not exist")
+        platform = self.platform
+        mask = mask_of(hosts)
+        busy = platform.busy_mask & mask
         for h in hosts:
-            r = self.platform[h]
-            if r.jobs:
+            r = platform[h]
+            if busy >> h & 1:
                 raise DecisionError(f"{where}: host {h} is computing job(s) {sorted(r.jobs)}")
             if r.target_pstate is not None:
                 raise DecisionError(f"{where}: host {h} is still switching to pstate {r.target_pstate}")

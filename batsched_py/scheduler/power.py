@@ -5,7 +5,7 @@ Batsim 4 names: ``wattage_per_state`` ("idle:epsilon:allcores, ..." or
 ``sleep_pstates`` ("sleep:off:on").  Batsim 3 platforms use
 ``watt_per_state`` ("idle:max, ...") and ``watt_off``; both are accepted.
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping, Optional
 
 
@@ -32,20 +32,19 @@ class PowerModel:
     pstates: tuple[PStatePower, ...]
     wattage_off: Optional[float] = None
     sleep: tuple[SleepPStates, ...] = ()
+    # derived from the above once (read for every host a pstate decision touches)
+    sleep_pstates: frozenset[int] = field(init=False, repr=False, compare=False)
+    virtual_pstates: frozenset[int] = field(init=False, repr=False, compare=False)
+    compute_pstates: tuple[int, ...] = field(init=False, repr=False, compare=False)
 
-    @property
-    def sleep_pstates(self) -> frozenset[int]:
-        return frozenset(s.sleep for s in self.sleep)
-
-    @property
-    def virtual_pstates(self) -> frozenset[int]:
-        return frozenset(p for s in self.sleep for p in (s.switch_off, s.switch_on))
-
-    @property
-    def compute_pstates(self) -> tuple[int, ...]:
-        """Pstates a job can run in: neither sleeping nor a switching transition."""
-        excluded = self.sleep_pstates | self.virtual_pstates
-        return tuple(p for p in range(len(self.pstates)) if p not in excluded)
+    def __post_init__(self) -> None:
+        sleep_pstates = frozenset(s.sleep for s in self.sleep)
+        virtual = frozenset(p for s in self.sleep for p in (s.switch_off, s.switch_on))
+        object.__setattr__(self, "sleep_pstates", sleep_pstates)
+        object.__setattr__(self, "virtual_pstates", virtual)
+        # pstates a job can run in: neither sleeping nor a switching transition
+        object.__setattr__(self, "compute_pstates", tuple(
+            p for p in range(len(self.pstates)) if p not in sleep_pstates | virtual))
 
     def can_sleep(self) -> bool:
         return bool(self.sleep)

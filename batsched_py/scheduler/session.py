@@ -21,28 +21,33 @@ class Session:
 
     def handle(self, message: p.Message) -> p.Message:
         s = self.scheduler
+        now = message.now
         if self.ended:
             raise SessionError("message received after SIMULATION_ENDS")
-        if message.now < s.now:
-            raise SessionError(f"Batsim's now went back in time ({message.now} < {s.now})")
+        if now < s.now:
+            raise SessionError(f"Batsim's now went back in time ({now} < {s.now})")
         self.messages += 1
-        s.now = message.now
-        s._decision_time = message.now
+        s.now = now
+        s._decision_time = now
+        handlers = _HANDLERS
         for event in message.events:
+            handler = handlers.get(type(event))
             if not self.started and not isinstance(event, p.SimulationBegins):
                 raise SessionError(f"first event must be SIMULATION_BEGINS, got {event.TYPE}")
-            handler = _HANDLERS.get(type(event))
             if handler is None:
                 raise SessionError(f"{event.TYPE} is not an event Batsim sends")
             handler(self, s, event)
         if not self.ended:
             s.schedule()
         decisions = s.take_decisions()
-        if self.ended:
-            decisions = []  # SIMULATION_ENDS is answered by an empty message
-        reply = p.Message(max([message.now, *(d.timestamp for d in decisions)]), tuple(decisions))
-        p.check_order(reply.now, (d.timestamp for d in decisions), "reply")
-        return reply
+        if not decisions or self.ended:
+            return p.Message(now, ())   # (SIMULATION_ENDS is answered by an empty message)
+        for d in decisions:
+            if d.timestamp != now:      # decisions after now (advance_to): check their order
+                reply_now = max(now, *(d.timestamp for d in decisions))
+                p.check_order(reply_now, (d.timestamp for d in decisions), "reply")
+                return p.Message(reply_now, tuple(decisions))
+        return p.Message(now, tuple(decisions))
 
     # --- one handler per event type: update the view, then call the policy --------------
     def _begins(self, s: Scheduler, e: p.SimulationBegins) -> None:

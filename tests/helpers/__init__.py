@@ -6,10 +6,10 @@
 - :func:`replay_batsim_side`: a ZeroMQ REQ client playing Batsim's side of a transcript.
 - :class:`ServeProcess`: ``batsched-py serve`` in a subprocess, always reaped.
 """
-from .golden import GOLDEN, golden_cases, read_transcript, transcript_path
+from .golden import GOLDEN, SHARED, golden_cases, read_transcript, transcript_path
 from .net import free_tcp_endpoint, port_is_free
 from .replay import ReplayMismatch, replay_batsim_side
 from .serve import ServeProcess, zmq_req
 
-__all__ = ["GOLDEN", "golden_cases", "read_transcript", "transcript_path", "free_tcp_endpoint",
+__all__ = ["GOLDEN", "SHARED", "golden_cases", "read_transcript", "transcript_path", "free_tcp_endpoint",
            "port_is_free", "replay_batsim_side", "ReplayMismatch", "ServeProcess", "zmq_req"]

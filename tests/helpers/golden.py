@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import gzip
+import os
 import json
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterator
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
+# The workplace's shared material sits beside the repository (``../shared``); tests needing it skip without it.
+SHARED = Path(os.environ.get("BATSCHED_PY_SHARED", Path(__file__).resolve().parents[2].parent / "shared"))
 
 
 def golden_cases() -> list[str]:

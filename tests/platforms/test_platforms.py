@@ -6,8 +6,9 @@ import pytest
 from batsched_py.platforms import (PlatformError, energy_cluster, host_powers, platform_xml,
                                    taurus_cluster, upgrade_platform_file)
 from batsched_py.platforms.cli import main
+from helpers import SHARED as _SHARED
 
-SHARED = Path("/work/shared/data")
+SHARED = _SHARED / "data"
 REPO = Path(__file__).parents[2]
 
 
@@ -50,7 +51,7 @@ def test_shipped_taurus_examples_are_current():
         assert (REPO / "platforms" / f"taurus_{n}.xml").read_text() == platform_xml(taurus_cluster(n))
 
 
-@pytest.mark.skipif(not SHARED.exists(), reason="needs /work/shared")
+@pytest.mark.skipif(not SHARED.exists(), reason="needs ../shared beside the repository")
 def test_upgrade_batsim3_platforms(tmp_path):
     out = tmp_path / "e128.xml"
     changes = upgrade_platform_file(SHARED / "batsim/platforms/energy128_batsched.xml", out)

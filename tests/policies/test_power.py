@@ -97,13 +97,9 @@ def study(weeks):
         pytest.skip(f"{WEEKS} is absent")
     sys.path.insert(0, str(ROOT / "scripts"))
     import energy_policies_study as s
-    totals = {name: [0.0, 0] for name in s.POLICIES}
-    for week in weeks:
-        for name in s.POLICIES:
-            r = s.run(week, name)
-            totals[name][0] += r["wasted"]
-            totals[name][1] += r["switches"]
-    return totals
+    results = s.study(weeks, processes=2)
+    return {name: [sum(r[name]["wasted"] for r in results.values()),
+                   sum(r[name]["switches"] for r in results.values())] for name in s.POLICIES}
 
 
 def check_research_claims(totals):

@@ -290,3 +290,36 @@ def test_procset_of_matches_procset():
         ids = [rng.randrange(40) for _ in range(rng.randrange(30))]
         assert procset_of(ids) == ProcSet(*ids)
     assert procset_of(range(64)) == ProcSet((0, 63)) and procset_of([]) == ProcSet()
+
+
+def test_host_masks_match_procsets():
+    import random
+    from batsched_py.scheduler.view import bits_of, lowest_bits, mask_of, procset_of_mask
+    rng = random.Random(5)
+    for _ in range(300):
+        ids = sorted({rng.randrange(200) for _ in range(rng.randrange(60))})
+        if rng.random() < 0.3:                       # long runs too
+            lo = rng.randrange(150)
+            ids = sorted(set(ids) | set(range(lo, lo + rng.randrange(50))))
+        m = mask_of(ids)
+        assert m == mask_of(ProcSet(*ids)) and bits_of(m) == ids
+        assert procset_of_mask(m) == ProcSet(*ids) and str(procset_of_mask(m)) == str(ProcSet(*ids))
+        n = rng.randrange(len(ids) + 2)
+        assert bits_of(lowest_bits(m, n)) == ids[:n]
+    assert mask_of(3) == 8 and procset_of_mask(0) == ProcSet()
+
+
+def test_view_state_and_jobs_follow_allocations():
+    s, session = started(8)
+    run(session, 1, submitted("w!1", 3, 1), submitted("w!2", 2, 1),
+        plan=lambda s: (s.execute("w!1", [0, 1, 2]), s.execute("w!2", [5, 6])))
+    pf = s.platform
+    assert [r.state for r in pf] == [HostState.COMPUTING] * 3 + [HostState.IDLE] * 2 \
+        + [HostState.COMPUTING] * 2 + [HostState.IDLE]
+    assert pf[1].jobs == {"w!1"} and pf[6].jobs == {"w!2"} and pf[3].jobs == set()
+    assert pf.hosts_in(HostState.COMPUTING) == ProcSet((0, 2), (5, 6)) and pf.nb_free == 3
+    free = pf.free
+    run(session, 2, completed("w!1", "0-2", 2))
+    assert free == ProcSet((3, 4), 7), "a ProcSet handed out earlier is never modified"
+    assert pf.free == ProcSet((0, 4), 7) and pf[1].jobs == set() and pf[1].state is HostState.IDLE
+    assert pf.mask_in(HostState.IDLE) == pf.free_mask == 0b10011111

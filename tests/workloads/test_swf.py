@@ -9,9 +9,10 @@ from batsched_py.workloads import ConvertOptions, SwfError, convert_swf, read_sw
 from batsched_py.workloads.characterise import sequential_shares
 from batsched_py.workloads.cli import main, workload_main
 from batsched_py.workloads.upgrade import WorkloadError, upgrade_workload
+from helpers import SHARED as _SHARED
 
 TINY = Path(__file__).parents[1] / "data" / "swf" / "tiny.swf"
-SHARED = Path("/work/shared")
+SHARED = _SHARED
 SWF_DIR = SHARED / "data" / "swf"
 KTH = SWF_DIR / "KTH-SP2-1996-2.1-cln.swf.gz"
 GOLDEN_KTH = SHARED / "golden" / "large-kth_sp2" / "inputs" / "kth_sp2.json"
@@ -109,7 +110,7 @@ def test_upgrade_workload():
         upgrade_workload(data, "w.json")
 
 
-@pytest.mark.skipif(not KTH.exists(), reason="needs /work/shared")
+@pytest.mark.skipif(not KTH.exists(), reason="needs ../shared beside the repository")
 def test_kth_legacy_matches_golden():
     workload, report = convert_swf(KTH, ConvertOptions(legacy=True, speed=100e6), command="t")
     golden = json.loads(GOLDEN_KTH.read_text())
@@ -125,7 +126,7 @@ def test_kth_legacy_matches_golden():
     assert rep.dropped == {"no_runtime": 8, "no_procs": 1}
 
 
-@pytest.mark.skipif(not SWF_DIR.exists(), reason="needs /work/shared")
+@pytest.mark.skipif(not SWF_DIR.exists(), reason="needs ../shared beside the repository")
 @pytest.mark.parametrize("name", sorted(p.name for p in SWF_DIR.glob("*.gz")) if SWF_DIR.exists() else [])
 def test_every_trace_head_converts(name):
     workload, report = convert_swf(SWF_DIR / name, ConvertOptions(missing_walltime="runtime"),
@@ -135,7 +136,7 @@ def test_every_trace_head_converts(name):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not SWF_DIR.exists(), reason="needs /work/shared")
+@pytest.mark.skipif(not SWF_DIR.exists(), reason="needs ../shared beside the repository")
 @pytest.mark.parametrize("name", sorted(p.name for p in SWF_DIR.glob("*.gz")) if SWF_DIR.exists() else [])
 def test_every_trace_converts_whole(name):
     workload, report = convert_swf(SWF_DIR / name, ConvertOptions(missing_walltime="runtime"), command="t")

@@ -1,0 +1,67 @@
+"""The reservation profile's exact time arithmetic and the host selectors (bitmask host sets)."""
+import random
+from fractions import Fraction
+
+import pytest
+from procset import ProcSet
+
+from batsched_py.policies.profile import FRACTION_BITS, Profile, TimeResolutionError, fixed
+from batsched_py.policies.selection import contiguous, lowest, make_selector, preferring
+from batsched_py.scheduler.view import bits_of, mask_of
+
+
+def test_fixed_point_is_the_exact_rational_of_the_double():
+    for t in (0.0, 0.1, 0.2, 0.3, 6834.000001, 1e9 + 0.5, 3, 2 ** -60):
+        assert Fraction(fixed(t), 2 ** FRACTION_BITS) == Fraction(t)
+    # like batsched's GMP rationals (and unlike float sums): 0.1 + 0.2 is not 0.3
+    assert fixed(0.1) + fixed(0.2) != fixed(0.3) and 0.1 + 0.2 != 0.3
+    assert (fixed(0.1) + fixed(0.2) > fixed(0.3)) == (Fraction(0.1) + Fraction(0.2) > Fraction(0.3))
+    with pytest.raises(TimeResolutionError):
+        fixed(1e-300)
+
+
+def test_profile_first_fit_uses_exact_sums():
+    """Gap [0.1, 0.3) for a 0.2 job: 0.3 - 0.1 < 0.2 in rationals of the doubles (batsched's
+    GMP arithmetic), although the decimals are equal: the job must go after the gap."""
+    assert Fraction(0.3) - Fraction(0.1) < Fraction(0.2)
+    first = lambda avail, n: mask_of(bits_of(avail)[:n])
+    prof = Profile(mask_of([0, 1]), 0.0)
+    assert prof.insert("b", 1, 0.3, first).hosts == 0b01      # host 0 until 0.3
+    assert prof.insert("a", 1, 0.1, first).hosts == 0b10      # host 1 until 0.1
+    assert prof.insert("d", 2, 1.0, first).begin == fixed(0.3)  # both hosts [0.3, 1.3)
+    placed = prof.insert("c", 1, 0.2, first)
+    assert placed.begin == fixed(0.3) + fixed(1.0) and not placed.starts_now
+    assert prof.remove("d") and not prof.remove("d") and "d" not in prof and "c" in prof
+
+
+def _old_lowest(available: ProcSet, n: int):
+    if n > len(available):
+        return None
+    return ProcSet(*list(available)[:n])
+
+
+def _old_contiguous(available: ProcSet, n: int):
+    for iv in available.intervals():
+        if iv.sup - iv.inf + 1 >= n:
+            return ProcSet((iv.inf, iv.inf + n - 1))
+    return None
+
+
+@pytest.mark.parametrize("new,old", [(lowest, _old_lowest), (contiguous, _old_contiguous)])
+def test_selectors_match_procset_versions(new, old):
+    rng = random.Random(7)
+    for _ in range(500):
+        ids = sorted({rng.randrange(130) for _ in range(rng.randrange(80))})
+        n = rng.randrange(1, 40)
+        got, want = new(mask_of(ids), n), old(ProcSet(*ids), n)
+        assert (None if got is None else ProcSet(*bits_of(got))) == want
+
+
+def test_preferring_and_node_selectors():
+    pick = preferring(lowest, mask_of([4, 5, 9]))
+    assert bits_of(pick(mask_of(range(12)), 2)) == [4, 5]
+    assert bits_of(pick(mask_of(range(12)), 5)) == [0, 1, 4, 5, 9]
+    rr = make_selector({"allocation": "round_robin", "cores_per_node": 4})
+    assert bits_of(rr(mask_of(range(12)), 2)) == [0, 1] and bits_of(rr(mask_of(range(12)), 2)) == [4, 5]
+    cons = make_selector({"allocation": "consolidation", "cores_per_node": 4})
+    assert bits_of(cons(mask_of([0, 1, 2, 4, 5, 9]), 2)) == [4, 9]   # node 2 (1 core), then node 1
