@@ -19,6 +19,12 @@ How Batsim orders things (learnt from its sources and SimGrid's, checked against
 - A job submitter sends, after each wake-up, the jobs whose submission time is not above the
   clock, then sleeps until the next one: when the clock woke slightly early (within SimGrid's
   1e-9 s precision), jobs of the same submission time go in separate messages.
+
+Cost (the whole KTH-SP2 trace is ~140k mailbox items and ~55k solve steps): mailbox items and
+SimGrid actions carry the bound method that handles them, ``(handler, payload)``; decisions are
+dispatched by event class through a dict of bound methods; what a profile takes to run (tasks,
+return code, rates on a uniform platform) is computed once per profile; the "where" of an error
+message is formatted only when there is an error.
 """
 from __future__ import annotations
 
@@ -32,16 +38,19 @@ from .. import protocol as p
 from .errors import EmulatorError
 from .events_file import ExternalEvent
 from .machines import Machines
-from .outputs import JobRecord
 from .platform import Platform, compute_resources_json
+from .profiles import Task, parse_profile, unsupported_part
 from .timeline import Action, Timeline
-from .workload import Job, Workload, make_job
+from .workload import Job, Workload, make_job, unsupported_jobs_error
 
-__all__ = ["Engine", "EngineOptions", "Exchange"]
+__all__ = ["Engine", "EngineOptions", "Exchange", "PROGRESS_EVERY"]
 
 Exchange = Callable[[p.Message], p.Message]
 # Batsim's waiter never sleeps less than this (smaller sleeps "did not affect" SimGrid, it says).
 MIN_WAIT = 1e-5
+# on_progress is called every this many finished (or rejected) jobs, and once at the end.
+PROGRESS_EVERY = 256
+_NEG_INF = float("-inf")
 
 
 def r6(t: float) -> float:
@@ -77,11 +86,38 @@ class _Switch:
 
 class _Submitter:
     """A static job (or external event) submitter: ``items`` sorted by date, ``i`` the next one,
-    ``current`` the clock at its last wake-up (Batsim's current_submission_date)."""
-    __slots__ = ("kind", "items", "dates", "i", "current")
+    ``current`` the clock at its last wake-up (Batsim's current_submission_date); ``on_batch`` /
+    ``on_bye`` handle its messages."""
+    __slots__ = ("on_batch", "on_bye", "items", "dates", "i", "current")
 
-    def __init__(self, kind: str, items: list, dates: list[float]):
-        self.kind, self.items, self.dates, self.i, self.current = kind, items, dates, 0, 0.0
+    def __init__(self, on_batch, on_bye, items: list, dates: list[float]):
+        self.on_batch, self.on_bye = on_batch, on_bye
+        self.items, self.dates, self.i, self.current = items, dates, 0, 0.0
+
+
+def _task_rate(task: Task, speed: float, nb_hosts: int) -> float:
+    """SimGrid's rate of a parallel task: its bottleneck host's speed over its flops there."""
+    if task.vector:
+        flops = max(task.vector)
+    else:
+        flops = task.amount / nb_hosts if task.total else task.amount
+    return speed / flops if flops > 0 else 0.0
+
+
+class _Plan:
+    """What running one profile takes, computed at its first execution: its leaf tasks, the
+    job's return code, whether every task is a ``_total`` one (then any allocation size is
+    fine), the cpu load of the first task, and each cpu task's rate when it depends on neither
+    the allocation nor pstates (None: computed at run time)."""
+    __slots__ = ("tasks", "ret", "all_total", "first_load", "rates")
+
+    def __init__(self, tasks: list, ret: int, uniform_speed: Optional[float]):
+        self.tasks = tasks
+        self.ret = ret
+        self.all_total = all(t.total for t, _ in tasks)
+        self.first_load = 0.0 if not tasks or tasks[0][0].kind == "delay" else 1.0
+        self.rates = [_task_rate(t, uniform_speed, 0) if uniform_speed is not None and t.kind == "cpu"
+                      and not t.total else None for t, _ in tasks]
 
 
 class Engine:
@@ -113,12 +149,21 @@ class Engine:
         self.nb_submitted = self.nb_completed = self.nb_running = 0
         self._switching = 0
         self._waiters = 0
-        self._tasks_cache: dict[tuple[str, str], list] = {}
+        self._groups: Optional[dict] = None    # switch completions of the actions being woken
+        self._plans: dict[str, dict[str, _Plan]] = {}
+        self._energy = options.energy
         self._speed = [h.pstates for h in platform.hosts]
         # Without -E no pstate ever changes: with all hosts at the same speed, a job's bottleneck
         # speed is that one (saves a walk over the allocation per task).
         speeds = {h.pstates[h.default_pstate].speed for h in platform.hosts}
         self._uniform_speed = speeds.pop() if len(speeds) == 1 and not options.energy else None
+        self._decisions = {
+            p.ExecuteJob: self._execute, p.RejectJob: self._reject, p.KillJob: self._kill,
+            p.CallMeLater: self._call_me_later, p.SetResourceState: self._set_state, p.Notify: self._notify,
+            p.Query: self._query, p.Answer: self._answer, p.RegisterProfile: self._register_profile,
+            p.RegisterJob: self._register_job, p.SetJobMetadata: self._set_metadata,
+            p.ChangeJobState: self._change_state,
+        }
         for wl in workloads:
             for job in wl.jobs:
                 self.jobs[job.id] = job
@@ -138,20 +183,20 @@ class Engine:
         if not order:
             return
         self._job_submitters += 1
-        self._begin(_Submitter("submit", order, [j.subtime for j in order]))
+        self._begin(_Submitter(self._on_submit, self._on_bye_jobs, order, [j.subtime for j in order]))
 
     def _start_event_submitter(self, events: list[ExternalEvent]) -> None:
         self._event_submitters += 1
         if not events:
-            self._due.append(("bye_events", None))
+            self._due.append((self._on_bye_events, None))
             return
-        self._begin(_Submitter("events", events, [e.timestamp for e in events]))
+        self._begin(_Submitter(self._on_events, self._on_bye_events, events, [e.timestamp for e in events]))
 
     def _begin(self, sub: _Submitter) -> None:
         """At time 0 a submitter sends what is due at once, else sleeps until its first date."""
         batch = self._next_batch(sub, woke=False)
         if batch:
-            self._due.append((sub.kind, (sub, batch)))
+            self._due.append((sub.on_batch, (sub, batch)))
         else:
             self._sleep_until_next(sub)
 
@@ -171,18 +216,18 @@ class Engine:
         return batch
 
     def _sleep_until_next(self, sub: _Submitter) -> None:
-        self.tl.sleep(sub.dates[sub.i] - sub.current, ("wake_submitter", sub))
+        self.tl.sleep(sub.dates[sub.i] - sub.current, (self._submitter_woke, sub))
 
-    def _after_batch(self, sub: _Submitter, bye: str):
+    def _after_batch(self, sub: _Submitter):
         """The batch was received: sleep until the next date, or say goodbye."""
         if sub.i < len(sub.items):
             self._sleep_until_next(sub)
             return None
-        return (bye, None)
+        return (sub.on_bye, None)
 
-    def _wake_submitter(self, sub: _Submitter) -> None:
+    def _submitter_woke(self, sub: _Submitter, _action: Action) -> None:
         sub.current = self.tl.now
-        self._mailbox.append((sub.kind, (sub, self._next_batch(sub, woke=True))))
+        self._mailbox.append((sub.on_batch, (sub, self._next_batch(sub, woke=True))))
 
     # ------------------------------------------------------------------ main loop
 
@@ -196,14 +241,15 @@ class Engine:
             storage_resources=(), workloads={w.name: w.path for w in self.workloads.values()},
             profiles={w.name: w.profiles_json() for w in self.workloads.values()})
         self._out.append(begins)
-        self._mailbox.extend(self._send())
         mailbox, tl = self._mailbox, self.tl
+        mailbox.extend(self._send())
+        popleft = mailbox.popleft
         while not self._done:
-            if not mailbox and self._late:
-                mailbox.extend(self._late)
-                self._late = []
-                continue
             if not mailbox:
+                if self._late:
+                    mailbox.extend(self._late)
+                    self._late = []
+                    continue
                 ended = tl.step()
                 if ended is None:
                     raise EmulatorError(f"t={tl.now:g}: nothing can happen any more but the simulation "
@@ -212,10 +258,10 @@ class Engine:
                 continue
             # Receiving this message is a zero-delta SimGrid step: sub-precision sleeps and
             # zero-work executions end with it, their actors post after the emptiness check.
-            soon = tl.take_soon() if tl.has_soon else None
-            kind, payload = mailbox.popleft()
-            follow = getattr(self, "_on_" + kind)(payload)
-            same_time = ()
+            soon = tl.take_soon() if tl.soon else None
+            handler, payload = popleft()
+            follow = handler(payload)
+            same_time = None
             if self._ready and not mailbox and not self._done:
                 if self._out:
                     same_time = self._send()
@@ -227,30 +273,33 @@ class Engine:
                 mailbox.append(follow)
             if soon:
                 self._wake(soon)
-            mailbox.extend(same_time)
+            if same_time:
+                mailbox.extend(same_time)
+        if self.on_progress is not None:
+            self.on_progress(self.nb_submitted, self.nb_completed)
 
     def _wake(self, ended: list[Action]) -> None:
         """The actors of ``ended`` actions run, in order; most post a message to the server."""
-        switches: dict[int, list] = {}
+        self._groups = None
         for a in ended:
-            kind, payload = a.item
-            if kind == "task":
-                self._task_done(payload, a)
-            elif kind == "switch":
-                req, host = payload
-                group = switches.get(id(req))
-                if group is None:
-                    switches[id(req)] = group = [req, []]
-                    # The switch actor sets the final pstate (a SimGrid simcall) before telling
-                    # the server: it reaches it after the messages already queued.
-                    self._late.append(("switch", group))
-                group[1].append(host)
-            elif kind == "wake_submitter":
-                self._wake_submitter(payload)
-            elif kind == "reply":
-                self._mailbox.extend(self._apply_reply(*payload))
-            else:
-                self._mailbox.append(a.item)
+            handler, payload = a.item
+            handler(payload, a)
+
+    def _post(self, item, _action: Action) -> None:
+        """An actor that just posts ``item`` to the server when its sleep ends."""
+        self._mailbox.append(item)
+
+    def _switch_ended(self, payload, _action: Action) -> None:
+        req, host = payload
+        if self._groups is None:
+            self._groups = {}
+        group = self._groups.get(id(req))
+        if group is None:
+            self._groups[id(req)] = group = [req, []]
+            # The switch actor sets the final pstate (a SimGrid simcall) before telling
+            # the server: it reaches it after the messages already queued.
+            self._late.append((self._on_switch, group))
+        group[1].append(host)
 
     def _finished(self) -> bool:
         return (self._job_submitters == 0 and self._event_submitters == 0 and not self._registration_open
@@ -259,7 +308,7 @@ class Engine:
 
     def _send(self) -> list:
         """One request/reply; returns the items to post now (decisions due, maybe "ready")."""
-        now = r6(self.tl.now)
+        now = round(self.tl.now, 6)
         request = p.Message(now, tuple(self._out))
         self._out = []
         self._ready = False
@@ -268,37 +317,51 @@ class Engine:
         reply = self.exchange(request)
         if not isinstance(reply, p.Message):
             raise EmulatorError(f"reply to message {index}: not a protocol Message ({type(reply).__name__})")
-        if reply.now < now:
-            raise EmulatorError(f"reply to message {index}: now={reply.now} is before the request's "
+        reply_now = reply.now
+        if reply_now < now:
+            raise EmulatorError(f"reply to message {index}: now={reply_now} is before the request's "
                                 f"now={now} (a reply cannot go back in time)")
-        try:
-            p.check_order(reply.now, (e.timestamp for e in reply.events), f"reply to message {index}")
-        except p.ProtocolError as exc:
-            raise EmulatorError(str(exc)) from None
+        events = reply.events
+        previous = _NEG_INF
+        for e in events:     # p.check_order's rules, inline; it names the culprit on failure
+            t = e.timestamp
+            if t < previous or t > reply_now:
+                try:
+                    p.check_order(reply_now, (e.timestamp for e in events), f"reply to message {index}")
+                except p.ProtocolError as exc:
+                    raise EmulatorError(str(exc)) from None
+            previous = t
         items = self._due
         self._due = []
-        return items + self._apply_reply(reply.events, 0, reply.now, index)
+        self._apply_reply(items, events, 0, reply_now, index)
+        return items
 
-    def _apply_reply(self, events, k: int, reply_now: float, index: int, woke: bool = False) -> list:
+    def _apply_reply(self, items, events, k: int, reply_now: float, index: int, woke: bool = False) -> None:
         """The request-reply actor from decision ``k`` on: each one at its timestamp (sleeping
         first if the timestamp is above the clock, then sending it as is), then "ready" at the
-        reply's now the same way."""
-        items = []
+        reply's now the same way.  Appends what it posts now to ``items``: decisions as
+        (their handler, (event, message index))."""
         tl = self.tl
+        decisions = self._decisions
+        refuse = self._refuse
         if woke:
-            items.append(("decision", (events[k], index)))
+            e = events[k]
+            items.append((decisions.get(type(e), refuse), (e, index)))
             k += 1
         for k in range(k, len(events)):
             e = events[k]
             if e.timestamp > tl.now:
-                tl.sleep(e.timestamp - tl.now, ("reply", (events, k, reply_now, index, True)))
-                return items
-            items.append(("decision", (e, index)))
+                tl.sleep(e.timestamp - tl.now, (self._reply_woke, (events, k, reply_now, index)))
+                return
+            items.append((decisions.get(type(e), refuse), (e, index)))
         if reply_now > tl.now:
-            tl.sleep(reply_now - tl.now, ("ready", None))
+            tl.sleep(reply_now - tl.now, (self._post, (self._on_ready, None)))
         else:
-            items.append(("ready", None))
-        return items
+            items.append((self._on_ready, None))
+
+    def _reply_woke(self, payload, _action: Action) -> None:
+        events, k, reply_now, index = payload
+        self._apply_reply(self._mailbox, events, k, reply_now, index, woke=True)
 
     # ------------------------------------------------------------------ mailbox handlers
 
@@ -309,20 +372,28 @@ class Engine:
 
     def _on_submit(self, payload):
         sub, batch = payload
-        t = r6(self.tl.now)
-        for job in batch:
-            job.state = "SUBMITTED"
-            self.nb_submitted += 1
-            self.machines.job_submitted(self.tl.now)
-            self._out.append(self._submitted_event(t, job))
-        self._progress()
-        return self._after_batch(sub, "bye_jobs")
+        now = self.tl.now
+        if not self.nb_submitted:
+            self.machines.job_submitted(now)
+        t = round(now, 6)
+        out = self._out
+        if self.opt.forward_profiles:
+            for job in batch:
+                job.state = "SUBMITTED"
+                out.append(self._submitted_event(t, job))
+        else:
+            submitted = p.JobSubmitted
+            for job in batch:
+                job.state = "SUBMITTED"
+                out.append(submitted(t, job.id, job.desc, None))
+        self.nb_submitted += len(batch)
+        return self._after_batch(sub)
 
     def _submitted_event(self, t: float, job: Job) -> p.JobSubmitted:
         profile = None
         if self.opt.forward_profiles:
             profile = dict(self.workloads[job.workload].profiles[job.profile].data)
-        return p.JobSubmitted(t, job.id, p.JobDescription.from_data(job.description, job.id), profile)
+        return p.JobSubmitted(t, job.id, job.desc, profile)
 
     def _on_bye_jobs(self, _):
         self._job_submitters -= 1
@@ -346,9 +417,11 @@ class Engine:
                 self.machines.set_available(now, e.resources)
                 self._out.append(p.Notify(t, "event_machine_available", e.resources))
             elif self.opt.forward_unknown_events:
-                extra = {k: v for k, v in e.data.items() if k not in ("type", "timestamp")}
+                # Batsim 4.2.1 sends the event's whole JSON object from the file as the NOTIFY's
+                # data, copied as is: its "type" (the notify type) and its own "timestamp" too.
+                extra = {k: v for k, v in e.data.items() if k != "type"}
                 self._out.append(p.Notify(t, e.type, None, extra))
-        return self._after_batch(sub, "bye_events")
+        return self._after_batch(sub)
 
     def _on_wake(self, _):
         self._waiters -= 1
@@ -371,77 +444,80 @@ class Engine:
     def _finish(self, job: Job, state: str, rc: int) -> None:
         t = self.tl.now
         for a in job.actions:
-            Timeline.cancel(a)
+            a.alive = False
         job.actions = ()
         job.state, job.return_code, job.finish = state, rc, t
         job.energy = self.machines.job_ended(t, job.id, job.alloc)
         self.nb_running -= 1
         self.nb_completed += 1
         self._record(job)
-        self._out.append(p.JobCompleted(r6(t), job.id, state, rc, job.alloc))
-        self._progress()
+        self._out.append(p.JobCompleted(round(t, 6), job.id, state, rc, job.alloc))
+        if self.on_progress is not None and not self.nb_completed % PROGRESS_EVERY:
+            self.on_progress(self.nb_submitted, self.nb_completed)
 
     def _record(self, job: Job) -> None:
         if self.writers is None:
             return
-        rec = JobRecord(job.name, job.workload, job.profile, job.subtime, job.res,
-                        -1.0 if job.walltime is None else job.walltime, job.state, job.start,
-                        job.finish, job.alloc if job.alloc is not None else "", job.energy, job.metadata)
-        if job.state == "REJECTED":
-            self.writers.job_rejected(rec)
-        else:
-            self.writers.job_finished(rec)
-
-    def _progress(self) -> None:
-        if self.on_progress is not None:
-            self.on_progress(self.nb_submitted, self.nb_completed)
+        self.writers.job_row(job.name, job.workload, job.profile, job.subtime, job.res,
+                             -1.0 if job.walltime is None else job.walltime, job.state, job.start,
+                             job.finish, job.alloc if job.alloc is not None else "", job.energy, job.metadata)
 
     # ------------------------------------------------------------------ job execution
 
+    def _plan(self, job: Job) -> _Plan:
+        plans = self._plans.get(job.workload)
+        if plans is None:
+            plans = self._plans[job.workload] = {}
+        plan = plans.get(job.profile)
+        if plan is None:
+            wl = self.workloads[job.workload]
+            plan = plans[job.profile] = _Plan(wl.tasks_of(job), wl.profiles[job.profile].ret,
+                                              self._uniform_speed)
+        return plan
+
     def _run_task(self, job: Job, i: int, late: bool = False) -> None:
         """Batsim's executor starts task ``i`` of ``job`` now (or ends the job after the last)."""
-        tasks = job.tasks
+        plan = job.tasks_plan
+        tasks = plan.tasks
         tl = self.tl
         while i < len(tasks):
             task = tasks[i][0]
             job.task_index, job.task_start = i, tl.now
             remaining = job.remaining
-            if self.opt.energy:
+            if self._energy:
                 self.machines.job_load_changed(tl.now, job.id, job.alloc, 0.0 if task.kind == "delay" else 1.0)
             if task.kind == "delay":
                 d = task.amount
                 if remaining < 0 or d < remaining:
                     if d > 0:
-                        job.actions = [tl.sleep(d, ("task", (job, i, False)))]
+                        job.actions = [tl.sleep(d, (self._task_done, (job, i, False)))]
                         return
                     i += 1          # sleep_for(0) returns at once
                     continue
                 if remaining > 0:
-                    job.actions = [tl.sleep(remaining, ("task", (job, i, True)))]
+                    job.actions = [tl.sleep(remaining, (self._task_done, (job, i, True)))]
                     return
                 self._post_end(job, "COMPLETED_WALLTIME_REACHED", -1)
                 return
-            rate = self._rate(job, task)
-            ex = tl.execute(rate, ("task", (job, i, False)))
+            rate = plan.rates[i]
+            if rate is None:
+                rate = self._rate(job, task)
+            ex = tl.execute(rate, (self._task_done, (job, i, False)))
             if remaining >= 0:
                 # wait_for(remaining): SimGrid adds a timeout sleep, created after the execution.
-                job.actions = [ex, tl.sleep(remaining, ("task", (job, i, True)))]
+                job.actions = [ex, tl.sleep(remaining, (self._task_done, (job, i, True)))]
             else:
                 job.actions = [ex]
             return
-        ret = self.workloads[job.workload].profiles[job.profile].ret
+        ret = plan.ret
         self._post_end(job, *(("COMPLETED_SUCCESSFULLY", 0) if ret == 0 else ("COMPLETED_FAILED", ret)), late=late)
 
-    def _rate(self, job: Job, task) -> float:
+    def _rate(self, job: Job, task: Task) -> float:
         """SimGrid's rate of a parallel task: its bottleneck host's speed over its flops there."""
         speed = self._uniform_speed
         if speed is None:
             speed = min(self._speed[h][self.machines.pstate(h)].speed for h in job.alloc)
-        if task.vector:
-            flops = max(task.vector)
-        else:
-            flops = task.amount / len(job.alloc) if task.total else task.amount
-        return speed / flops if flops > 0 else 0.0
+        return _task_rate(task, speed, len(job.alloc))
 
     def _task_done(self, payload, action: Action) -> None:
         job, i, timeout = payload
@@ -453,7 +529,7 @@ class Engine:
         if not timeout and len(acts) == 2 and not acts[1].alive:
             timeout = True
         for a in acts:
-            Timeline.cancel(a)
+            a.alive = False
         job.actions = ()
         if timeout:
             self._post_end(job, "COMPLETED_WALLTIME_REACHED", -1)
@@ -463,8 +539,13 @@ class Engine:
         # completion.  Without -E (the whole KTH-SP2 trace) no such delay exists; Batsim's energy
         # bookkeeping at a job's end costs extra SimGrid scheduling rounds, which is the likely
         # mechanism, not modelled round by round here.
-        late = (self.opt.energy and action.rate != 0.0 and i + 1 == len(job.tasks)
+        late = (self._energy and action.rate != 0.0 and i + 1 == len(job.tasks)
                 and not job.tasks[i][0].total)
+        if i + 1 == len(job.tasks):    # the last task: no walltime bookkeeping needed
+            ret = job.tasks_plan.ret
+            self._post_end(job, *(("COMPLETED_SUCCESSFULLY", 0) if ret == 0 else ("COMPLETED_FAILED", ret)),
+                           late=late)
+            return
         if job.remaining >= 0:
             if action.rate == 0.0:
                 if job.remaining > 0:
@@ -474,68 +555,72 @@ class Engine:
         self._run_task(job, i + 1, late)
 
     def _post_end(self, job: Job, state: str, rc: int, late: bool = False) -> None:
-        (self._late if late else self._mailbox).append(("end", (job, job.token, state, rc)))
+        (self._late if late else self._mailbox).append((self._on_end, (job, job.token, state, rc)))
+
     # ------------------------------------------------------------------ decisions
 
-    def _on_decision(self, payload):
-        event, index = payload
-        handler = _DECISIONS.get(type(event))
-        where = f"message {index}: {event.TYPE} at t={event.timestamp:g}"
-        if handler is None:
-            raise EmulatorError(f"{where}: Batsim does not accept {event.TYPE} from a scheduler")
-        handler(self, event, where)
+    @staticmethod
+    def _where(event: p.Event, index: int) -> str:
+        return f"message {index}: {event.TYPE} at t={event.timestamp:g}"
 
-    def _job(self, job_id: str, where: str) -> Job:
+    def _refuse(self, payload):
+        event, index = payload
+        raise EmulatorError(f"{self._where(event, index)}: Batsim does not accept {event.TYPE} "
+                            "from a scheduler")
+
+    def _job(self, job_id: str, event: p.Event, index: int) -> Job:
         job = self.jobs.get(job_id)
         if job is None:
-            raise EmulatorError(f"{where}: job {job_id!r} does not exist (unknown job)")
+            raise EmulatorError(f"{self._where(event, index)}: job {job_id!r} does not exist (unknown job)")
         return job
 
-    def _execute(self, e: p.ExecuteJob, where: str) -> None:
-        job = self._job(e.job_id, where)
-        if job.state != "SUBMITTED":
-            raise EmulatorError(f"{where}: job {job.id} cannot be executed: its state is {job.state} "
-                                "(only submitted, not yet started jobs can be)")
+    def _execute(self, payload: tuple[p.ExecuteJob, int]) -> None:
+        e, index = payload
+        job = self.jobs.get(e.job_id)
+        if job is None or job.state != "SUBMITTED":
+            job = self._job(e.job_id, e, index)
+            raise EmulatorError(f"{self._where(e, index)}: job {job.id} cannot be executed: its state is "
+                                f"{job.state} (only submitted, not yet started jobs can be)")
         alloc = e.alloc
-        wl = self.workloads[job.workload]
-        key = (job.workload, job.profile)
-        tasks = self._tasks_cache.get(key)
-        if tasks is None:
-            tasks = self._tasks_cache[key] = wl.tasks_of(job)
-        if len(alloc) != job.res and not all(t.total for t, _ in tasks):
-            raise EmulatorError(f"{where}: job {job.id} requests {job.res} hosts but the allocation "
-                                f"{alloc} has {len(alloc)} (wrong number of hosts)")
-        err = self.machines.check_execute(alloc)
-        if err:
-            raise EmulatorError(f"{where}: job {job.id}: invalid allocation {alloc}: {err}")
+        plans = self._plans.get(job.workload)
+        plan = plans.get(job.profile) if plans is not None else None
+        if plan is None:
+            plan = self._plan(job)
+        if len(alloc) != job.res and not plan.all_total:
+            raise EmulatorError(f"{self._where(e, index)}: job {job.id} requests {job.res} hosts but the "
+                                f"allocation {alloc} has {len(alloc)} (wrong number of hosts)")
         t = self.tl.now
-        job.state, job.start, job.alloc, job.tasks = "RUNNING", t, alloc, tasks
+        err = self.machines.start_job(t, job.id, alloc, plan.first_load)
+        if err:
+            raise EmulatorError(f"{self._where(e, index)}: job {job.id}: invalid allocation {alloc}: {err}")
+        job.state, job.start, job.alloc, job.tasks, job.tasks_plan = "RUNNING", t, alloc, plan.tasks, plan
         job.token += 1
-        job.remaining = -1.0 if job.walltime is None else float(job.walltime)
+        job.remaining = -1.0 if job.walltime is None else job.walltime
         self.nb_running += 1
-        first = tasks[0][0] if tasks else None
-        self.machines.job_started(t, job.id, alloc, 0.0 if first is None or first.kind == "delay" else 1.0)
         self._run_task(job, 0)
 
-    def _reject(self, e: p.RejectJob, where: str) -> None:
-        job = self._job(e.job_id, where)
+    def _reject(self, payload: tuple[p.RejectJob, int]) -> None:
+        e, index = payload
+        job = self._job(e.job_id, e, index)
         if job.state != "SUBMITTED":
-            raise EmulatorError(f"{where}: job {job.id} cannot be rejected: its state is {job.state} "
-                                "(only submitted, not yet started jobs can be)")
+            raise EmulatorError(f"{self._where(e, index)}: job {job.id} cannot be rejected: its state is "
+                                f"{job.state} (only submitted, not yet started jobs can be)")
         job.state = "REJECTED"
         self.nb_completed += 1
         self._record(job)
-        self._progress()
+        if self.on_progress is not None and not self.nb_completed % PROGRESS_EVERY:
+            self.on_progress(self.nb_submitted, self.nb_completed)
 
-    def _kill(self, e: p.KillJob, where: str) -> None:
+    def _kill(self, payload: tuple[p.KillJob, int]) -> None:
+        e, index = payload
         ids, progress = [], {}
         for job_id in e.job_ids:
-            job = self._job(job_id, where)
+            job = self._job(job_id, e, index)
             if job.kill_requested:
                 continue
             if job.state not in ("RUNNING", "COMPLETED_SUCCESSFULLY", "COMPLETED_FAILED",
                                  "COMPLETED_WALLTIME_REACHED", "COMPLETED_KILLED"):
-                raise EmulatorError(f"{where}: job {job.id} is neither running nor finished "
+                raise EmulatorError(f"{self._where(e, index)}: job {job.id} is neither running nor finished "
                                     f"(state {job.state}): it cannot be killed")
             job.kill_requested = True
             ids.append(job.id)
@@ -552,28 +637,32 @@ class Engine:
         if task.kind == "delay":
             frac = elapsed / task.amount if task.amount > 0 else 0.0
         else:
-            d = 1.0 / self._rate(job, task) if self._rate(job, task) > 0 else 0.0
+            rate = self._rate(job, task)
+            d = 1.0 / rate if rate > 0 else 0.0
             frac = elapsed / d if d > 0 else 0.0
         node = p.JobProgress(task.profile, round(frac, 6))
         for name, index in reversed(path):
             node = p.JobProgress(name, None, index, node)
         return node, (-1 if task.kind == "delay" else -2)
 
-    def _call_me_later(self, e: p.CallMeLater, where: str) -> None:
+    def _call_me_later(self, payload: tuple[p.CallMeLater, int]) -> None:
+        e, index = payload
         now = self.tl.now
         if not e.at > now:
-            raise EmulatorError(f"{where}: CALL_ME_LATER at {e.at} is not in the future "
+            raise EmulatorError(f"{self._where(e, index)}: CALL_ME_LATER at {e.at} is not in the future "
                                 f"(simulation time is {now:g})")
         self._waiters += 1
-        self.tl.sleep(max(e.at - now, MIN_WAIT), ("wake", None))
+        self.tl.sleep(max(e.at - now, MIN_WAIT), (self._post, (self._on_wake, None)))
 
-    def _set_state(self, e: p.SetResourceState, where: str) -> None:
+    def _set_state(self, payload: tuple[p.SetResourceState, int]) -> None:
+        e, index = payload
         if not self.opt.energy:
-            raise EmulatorError(f"{where}: SET_RESOURCE_STATE needs energy support (-E), as in Batsim")
+            raise EmulatorError(f"{self._where(e, index)}: SET_RESOURCE_STATE needs energy support (-E), "
+                                "as in Batsim")
         pstate = int(e.state)
         err = self.machines.check_set_state(e.resources, pstate)
         if err:
-            raise EmulatorError(f"{where}: {err}")
+            raise EmulatorError(f"{self._where(e, index)}: {err}")
         now = self.tl.now
         done = self.machines.request_state(now, e.resources, pstate)
         later = [h for h, t in done.items() if t > now]
@@ -584,31 +673,36 @@ class Engine:
         self._switching += len(later)
         for h in sorted(later):
             # Each host's switch actor computes 1 flop at the virtual pstate it is now in.
-            self.tl.execute(self._speed[h][self.machines.pstate(h)].speed, ("switch", (req, h)))
+            self.tl.execute(self._speed[h][self.machines.pstate(h)].speed, (self._switch_ended, (req, h)))
 
-    def _notify(self, e: p.Notify, where: str) -> None:
+    def _notify(self, payload: tuple[p.Notify, int]) -> None:
+        e, index = payload
         if e.kind == "registration_finished":
             self._registration_open = False
         elif e.kind == "continue_registration":
             self._registration_open = self.opt.dynamic_jobs
         else:
-            raise EmulatorError(f"{where}: unknown NOTIFY type {e.kind!r} from the scheduler")
+            raise EmulatorError(f"{self._where(e, index)}: unknown NOTIFY type {e.kind!r} from the scheduler")
 
-    def _query(self, e: p.Query, where: str) -> None:
+    def _query(self, payload: tuple[p.Query, int]) -> None:
+        e, index = payload
         answers = {}
         for name in e.requests:
             if name != "consumed_energy":
-                raise EmulatorError(f"{where}: unsupported query {name!r} (Batsim answers consumed_energy)")
+                raise EmulatorError(f"{self._where(e, index)}: unsupported query {name!r} "
+                                    "(Batsim answers consumed_energy)")
             if not self.opt.energy:
-                raise EmulatorError(f"{where}: consumed_energy needs energy support (-E), as in Batsim")
+                raise EmulatorError(f"{self._where(e, index)}: consumed_energy needs energy support (-E), "
+                                    "as in Batsim")
             answers[name] = self.machines.consumed_energy(self.tl.now)
         self._out.append(p.Answer(r6(self.tl.now), answers))
 
-    def _answer(self, e: p.Answer, where: str) -> None:
+    def _answer(self, payload: tuple[p.Answer, int]) -> None:
         """Answers to Batsim's own queries: Batsim 4.2.1 asks none, ignore."""
 
-    def _register_profile(self, e: p.RegisterProfile, where: str) -> None:
-        from .profiles import parse_profile
+    def _register_profile(self, payload: tuple[p.RegisterProfile, int]) -> None:
+        e, index = payload
+        where = self._where(e, index)
         if not self.opt.dynamic_jobs:
             raise EmulatorError(f"{where}: dynamic registration needs --enable-dynamic-jobs")
         wl = self.workloads.get(e.workload_name)
@@ -619,7 +713,9 @@ class Engine:
                                 "is already registered")
         wl.profiles[e.profile_name] = parse_profile(e.profile_name, dict(e.profile), where)
 
-    def _register_job(self, e: p.RegisterJob, where: str) -> None:
+    def _register_job(self, payload: tuple[p.RegisterJob, int]) -> None:
+        e, index = payload
+        where = self._where(e, index)
         if not self.opt.dynamic_jobs:
             raise EmulatorError(f"{where}: dynamic registration needs --enable-dynamic-jobs")
         if not self._registration_open:
@@ -635,6 +731,9 @@ class Engine:
         raw = e.job.to_data()
         raw.setdefault("subtime", self.tl.now)
         job = make_job(wl, raw, where, full_id=e.job_id)
+        bad = unsupported_part(wl.profiles[job.profile], wl.profiles)
+        if bad is not None:
+            raise unsupported_jobs_error(where, bad, [job.id])
         wl.jobs.append(job)
         self.jobs[job.id] = job
         job.state = "SUBMITTED"
@@ -642,11 +741,13 @@ class Engine:
         if self.opt.ack_dynamic_jobs:
             self._out.append(self._submitted_event(r6(self.tl.now), job))
 
-    def _set_metadata(self, e: p.SetJobMetadata, where: str) -> None:
-        self._job(e.job_id, where).metadata = e.metadata
+    def _set_metadata(self, payload: tuple[p.SetJobMetadata, int]) -> None:
+        e, index = payload
+        self._job(e.job_id, e, index).metadata = e.metadata
 
-    def _change_state(self, e: p.ChangeJobState, where: str) -> None:
-        job = self._job(e.job_id, where)
+    def _change_state(self, payload: tuple[p.ChangeJobState, int]) -> None:
+        e, index = payload
+        job = self._job(e.job_id, e, index)
         new = e.job_state
         if job.state == "SUBMITTED" and new in ("RUNNING", "REJECTED"):
             if new == "RUNNING":
@@ -659,7 +760,7 @@ class Engine:
         elif job.state == "RUNNING" and new.startswith("COMPLETED_"):
             job.token += 1
             for a in job.actions:
-                Timeline.cancel(a)
+                a.alive = False
             job.actions = ()
             if job.alloc is not None:
                 job.energy = self.machines.job_ended(self.tl.now, job.id, job.alloc)
@@ -669,14 +770,5 @@ class Engine:
             job.state = new
             self._record(job)
         else:
-            raise EmulatorError(f"{where}: cannot change job {job.id} from {job.state} to {new}")
+            raise EmulatorError(f"{self._where(e, index)}: cannot change job {job.id} from {job.state} to {new}")
         job.state = new
-
-
-_DECISIONS = {
-    p.ExecuteJob: Engine._execute, p.RejectJob: Engine._reject, p.KillJob: Engine._kill,
-    p.CallMeLater: Engine._call_me_later, p.SetResourceState: Engine._set_state, p.Notify: Engine._notify,
-    p.Query: Engine._query, p.Answer: Engine._answer, p.RegisterProfile: Engine._register_profile,
-    p.RegisterJob: Engine._register_job, p.SetJobMetadata: Engine._set_metadata,
-    p.ChangeJobState: Engine._change_state,
-}

@@ -57,11 +57,12 @@ _S = {s: i for i, s in enumerate(_STATES)}
 SLEEPING, SW_ON, SW_OFF, IDLE, COMPUTING, UNAVAILABLE = range(6)
 
 
-def _expand(hosts) -> list[int]:
-    """Host ids of a ProcSet (or any iterable of ints) as a list, cheaply."""
+def _ranges(hosts) -> list:
+    """Host ids of a ProcSet (or any iterable of ints) as (first, last) pairs, ascending for a
+    ProcSet. A ProcSet's own intervals are used as they are (no per-host iteration)."""
     if isinstance(hosts, ProcSet):
-        return [h for a, b in hosts.intervals() for h in range(a, b + 1)]
-    return list(hosts)
+        return hosts._itvs           # procset's representation: sorted, disjoint (first, last)
+    return [(h, h) for h in hosts]
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +123,8 @@ class Machines:
         self._t = start_time
         self._energy_first_submission: float | None = None
         self._energy_last_completion = 0.0
+        # machine_states rows, formatted here and written by the writers in blocks
+        self._rows: list[str] | None = writers.state_rows if writers is not None else None
         if writers is not None and energy_enabled:
             by_pstate: dict[int, list[int]] = {}
             for i, p in enumerate(self._pstate):
@@ -151,7 +154,8 @@ class Machines:
         """Error message if ``hosts`` names a host id that does not exist."""
         if not hosts:
             return "empty host set"
-        if min(hosts) < 0 or max(hosts) >= len(self.hosts):
+        lo, hi = (hosts.min, hosts.max) if isinstance(hosts, ProcSet) else (min(hosts), max(hosts))
+        if lo < 0 or hi >= len(self.hosts):
             return (f"hosts {hosts} out of range: the platform has compute hosts "
                     f"0-{len(self.hosts) - 1}")
         return None
@@ -165,8 +169,13 @@ class Machines:
         err = self.check_hosts(hosts)
         if err:
             return err
+        state = self._state
+        if not allow_sharing:
+            # list.count runs in C: one call per interval instead of a test per host.
+            if all(state[a:b + 1].count(IDLE) == b + 1 - a for a, b in _ranges(hosts)):
+                return None
         ok = (IDLE, COMPUTING) if allow_sharing else (IDLE,)
-        bad = [h for h in hosts if self._state[h] not in ok]
+        bad = [h for h in hosts if state[h] not in ok]
         if bad:
             return "cannot execute on " + self._describe(bad)
         return None
@@ -264,10 +273,29 @@ class Machines:
                 state[h] = new
 
     def _states_row(self, t: float) -> None:
-        if self.writers is not None:
+        rows = self._rows
+        if rows is not None:
             c = self._counts
-            self.writers.machine_states_row(t, (c[SLEEPING], c[SW_ON], c[SW_OFF], c[IDLE],
-                                                c[COMPUTING]))
+            rows.append("%g,%d,%d,%d,%d,%d\n" % (t, c[SLEEPING], c[SW_ON], c[SW_OFF], c[IDLE], c[COMPUTING]))
+            if len(rows) >= 4096:
+                self.writers.flush_states()
+
+    def start_job(self, t: float, job_id: str, hosts: ProcSet, load: float = 1.0) -> str | None:
+        """:meth:`check_execute` then, if fine, :meth:`job_started`: the error message (and
+        nothing started) or None.  One pass over a ProcSet's intervals in the usual case."""
+        itvs = _ranges(hosts)
+        if itvs and isinstance(hosts, ProcSet) and itvs[0][0] >= 0 and itvs[-1][1] < len(self._state):
+            state = self._state
+            for a, b in itvs:
+                if state[a:b + 1].count(IDLE) != b + 1 - a:
+                    break
+            else:
+                self.job_started(t, job_id, hosts, load)
+                return None
+        err = self.check_execute(hosts)
+        if not err:
+            self.job_started(t, job_id, hosts, load)
+        return err
 
     def job_started(self, t: float, job_id: str, hosts: ProcSet, load: float = 1.0) -> None:
         """A job starts on ``hosts`` at ``t``.
@@ -281,11 +309,21 @@ class Machines:
             self._energy_row(t, "s")
             self._advance(t)
             self._job_start_energy[job_id] = sum(self._settle(h, t) for h in hosts)
-        hosts = _expand(hosts)
-        jobs, state = self._jobs, self._state
-        for h in hosts:
-            jobs[h] += 1
-        self._move([h for h in hosts if state[h] == IDLE], COMPUTING, t)
+        jobs, state, since = self._jobs, self._state, self._since
+        # _move(idle hosts, COMPUTING, t) inlined: the same additions in the same (host) order.
+        idle_time = self._time_in[IDLE]
+        moved = 0
+        for a, b in _ranges(hosts):
+            for h in range(a, b + 1):
+                jobs[h] += 1
+                if state[h] == IDLE:
+                    idle_time += t - since[h]
+                    since[h] = t
+                    state[h] = COMPUTING
+                    moved += 1
+        self._time_in[IDLE] = idle_time
+        self._counts[IDLE] -= moved
+        self._counts[COMPUTING] += moved
         if load and self.energy_enabled:
             self.job_load_changed(t, job_id, hosts, load)
         self._states_row(t)
@@ -307,8 +345,7 @@ class Machines:
         its start and end), -1.0 without -E. Writes the ``e`` energy row
         (power after the end) and one machine_states row.
         """
-        hosts = _expand(hosts)
-        jobs, state = self._jobs, self._state
+        jobs, state, since = self._jobs, self._state, self._since
         energy = -1.0
         if self.energy_enabled:
             self._advance(t)
@@ -320,12 +357,20 @@ class Machines:
                     self._set_power(h, t)
             energy = end - self._job_start_energy.pop(job_id, 0.0)
             self._energy_last_completion = self._total_energy
-        freed = []
-        for h in hosts:
-            jobs[h] -= 1
-            if not jobs[h] and state[h] == COMPUTING:
-                freed.append(h)
-        self._move(freed, IDLE, t)
+        # _move(freed hosts, IDLE, t) inlined: the same additions in the same (host) order.
+        computing_time = self._time_in[COMPUTING]
+        freed = 0
+        for a, b in _ranges(hosts):
+            for h in range(a, b + 1):
+                jobs[h] -= 1
+                if not jobs[h] and state[h] == COMPUTING:
+                    computing_time += t - since[h]
+                    since[h] = t
+                    state[h] = IDLE
+                    freed += 1
+        self._time_in[COMPUTING] = computing_time
+        self._counts[COMPUTING] -= freed
+        self._counts[IDLE] += freed
         if self.energy_enabled:
             self._energy_row(t, "e")
         self._states_row(t)

@@ -4,7 +4,9 @@ Supported types: ``delay``, ``parallel_homogeneous``, ``parallel_homogeneous_tot
 ``parallel`` (cpu vector, zero com matrix) and ``composed`` (``seq`` + ``repeat``).
 Every profile may carry ``ret`` (the job's return code; non-zero means COMPLETED_FAILED).
 Profiles that need a network, storage, MPI or usage traces cannot be emulated without a
-flow model: they are refused with an error that points to real Batsim.
+flow model: they load (marked ``unsupported``), and a job using one, directly or through a
+composed profile, is refused with an error naming the profile and the jobs and pointing to
+real Batsim (see :func:`unsupported_part`).
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from typing import Any, Mapping
 
 from .errors import EmulatorError
 
-__all__ = ["Profile", "Task", "parse_profile", "expand_tasks", "UNSUPPORTED"]
+__all__ = ["Profile", "Task", "parse_profile", "expand_tasks", "unsupported_part", "UNSUPPORTED"]
 
 # Types real Batsim 4.2.1 knows but which need a network/storage/trace model.
 UNSUPPORTED = {
@@ -35,6 +37,7 @@ class Profile:
     ret: int = 0
     seq: tuple[str, ...] = ()
     repeat: int = 1
+    unsupported: str = ""            # what it needs that the emulator does not model ("": none)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,22 +80,21 @@ def parse_profile(name: str, data: Any, where: str, *, free_network: bool = Fals
     if isinstance(ret, bool) or not isinstance(ret, int):
         raise EmulatorError(f"{where}: 'ret' must be an integer, got {ret!r}")
     if kind in UNSUPPORTED:
-        raise EmulatorError(f"{where}: type {kind!r} needs {UNSUPPORTED[kind]}, which the emulator "
-                            "does not model; run this workload with real Batsim")
+        return Profile(name, kind, data, ret, unsupported=UNSUPPORTED[kind])
     if kind == "delay":
         _num(data, "delay", where)
     elif kind in ("parallel_homogeneous", "parallel_homogeneous_total"):
         _num(data, "cpu", where)
         if data.get("com", 0) not in (0, 0.0) and not free_network:
-            raise EmulatorError(f"{where}: non-zero 'com' needs a network model, which the emulator "
-                                "does not have; run this workload with real Batsim")
+            return Profile(name, kind, data, ret, unsupported="a network model (its 'com' is not zero)")
     elif kind == "parallel":
         cpu, com = data.get("cpu"), data.get("com", [])
         if not isinstance(cpu, list) or not all(isinstance(c, (int, float)) for c in cpu):
             raise EmulatorError(f"{where}: 'cpu' must be a list of numbers")
-        if not isinstance(com, list) or (any(c != 0 for c in com) and not free_network):
-            raise EmulatorError(f"{where}: non-zero 'com' matrix needs a network model, which the "
-                                "emulator does not have; run this workload with real Batsim")
+        if not isinstance(com, list):
+            raise EmulatorError(f"{where}: 'com' must be a list of numbers")
+        if any(c != 0 for c in com) and not free_network:
+            return Profile(name, kind, data, ret, unsupported="a network model (its 'com' matrix is not zero)")
     elif kind == "composed":
         seq = data.get("seq")
         repeat = data.get("repeat", 1)
@@ -112,7 +114,9 @@ def expand_tasks(profile: Profile, profiles: Mapping[str, Profile], where: str,
     """Leaf tasks of ``profile`` in execution order, each with its path of (composed name, index)."""
     if profile.type != "composed":
         d = profile.data
-        if profile.type == "delay":
+        if profile.unsupported:       # jobs running it are refused before (unsupported_part)
+            task = Task(profile.name, "unsupported")
+        elif profile.type == "delay":
             task = Task(profile.name, "delay", float(d["delay"]))
         elif profile.type == "parallel":
             task = Task(profile.name, "cpu", vector=tuple(float(c) for c in d["cpu"]))
@@ -129,3 +133,17 @@ def expand_tasks(profile: Profile, profiles: Mapping[str, Profile], where: str,
             for task, path in expand_tasks(profiles[sub], profiles, where, _depth + 1):
                 out.append((task, ((profile.name, i),) + path))
     return out
+
+
+def unsupported_part(profile: Profile, profiles: Mapping[str, Profile], _depth: int = 0) -> Profile | None:
+    """The first profile ``profile`` runs (itself or, for a composed one, a sub-profile) that the
+    emulator cannot model, or None."""
+    if profile.unsupported:
+        return profile
+    if _depth > 32:
+        return None                   # a cycle: expand_tasks reports it
+    for sub in profile.seq:
+        found = profiles.get(sub)
+        if found is not None and (found := unsupported_part(found, profiles, _depth + 1)) is not None:
+            return found
+    return None

@@ -39,6 +39,7 @@ REMAINS_PRECISION = 1e-5 * 1e-9   # maxmin/precision * surf/precision
 # rounding errors, far below this window: every action ending within it is checked exactly.
 _WINDOW = 1e-3
 _NUMPY_SPAN = 48                  # catch-ups longer than this replay the deltas with numpy
+_INF = float("inf")
 
 
 class Action:
@@ -57,7 +58,7 @@ class Timeline:
         self._deltas: list[float] = []            # the non-zero deltas of every step so far
         self._arr = np.empty(1024)                 # the same, for numpy catch-ups
         self._heap: list = []                      # (approximate end, seq, action)
-        self._soon: list[Action] = []              # ending at the next step whatever its delta
+        self.soon: list[Action] = []               # ending at the next step whatever its delta
         self._seq = 0
 
     def sleep(self, duration: float, item: Any) -> Action:
@@ -65,7 +66,7 @@ class Timeline:
         self._seq += 1
         a = Action(self._seq, 0.0, duration, len(self._deltas), item)
         if duration < SLEEP_PRECISION:
-            self._soon.append(a)
+            self.soon.append(a)
         else:
             heapq.heappush(self._heap, (self.now + duration, a.seq, a))
         return a
@@ -76,7 +77,7 @@ class Timeline:
         a = Action(self._seq, rate, remains, len(self._deltas), item)
         if remains <= 0.0 or rate <= 0.0:
             a.value = 0.0
-            self._soon.append(a)
+            self.soon.append(a)
         else:
             heapq.heappush(self._heap, (self.now + remains / rate, a.seq, a))
         return a
@@ -89,15 +90,11 @@ class Timeline:
         """Actions that end at the next step even if it does not move the clock (zero-work
         executions, sleeps shorter than the precision), in creation order; the caller handles
         them as ended now.  Every message Batsim's server receives is such a step."""
-        soon = [a for a in self._soon if a.alive]
-        self._soon = []
+        soon = [a for a in self.soon if a.alive]
+        self.soon = []
         for a in soon:
             a.alive = False
         return soon
-
-    @property
-    def has_soon(self) -> bool:
-        return bool(self._soon)
 
     def _catch_up(self, a: Action) -> None:
         deltas = self._deltas
@@ -121,21 +118,27 @@ class Timeline:
     def step(self) -> list[Action] | None:
         """One solve: advance the clock to the next end; the ended actions in creation order,
         or None if nothing is pending."""
-        cands = [a for a in self._soon if a.alive]
-        self._soon = []
+        if self.soon:
+            cands = [a for a in self.soon if a.alive]
+            self.soon = []
+        else:
+            cands = []
         heap = self._heap
+        pop = heapq.heappop
         while heap and not heap[0][2].alive:
-            heapq.heappop(heap)
+            pop(heap)
         if heap:
-            limit = heap[0][0] + _WINDOW
+            end, _, a = pop(heap)
+            cands.append(a)
+            limit = end + _WINDOW
             while heap and heap[0][0] <= limit:
-                a = heapq.heappop(heap)[2]
+                a = pop(heap)[2]
                 if a.alive:
                     cands.append(a)
         if not cands:
             return None
         n = len(self._deltas)
-        delta = float("inf")
+        delta = _INF
         for a in cands:
             if a.step != n:
                 self._catch_up(a)
@@ -153,22 +156,28 @@ class Timeline:
             n += 1
         done = []
         now = self.now
+        push = heapq.heappush
         for a in cands:
             if a.rate == 0.0:
                 v = a.value - delta
                 if v < SLEEP_PRECISION:
+                    a.alive = False
                     done.append(a)
                     continue
                 end = now + v
             else:
                 v = a.value - a.rate * delta
                 if v < REMAINS_PRECISION:
+                    a.alive = False
                     done.append(a)
                     continue
                 end = now + v / a.rate
             a.value, a.step = v, n
-            heapq.heappush(heap, (end, a.seq, a))
-        done.sort(key=lambda a: a.seq)
-        for a in done:
-            a.alive = False
+            push(heap, (end, a.seq, a))
+        if len(done) > 1:
+            done.sort(key=_seq)
         return done
+
+
+def _seq(a: Action) -> int:
+    return a.seq

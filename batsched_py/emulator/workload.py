@@ -7,17 +7,18 @@ extra fields included).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
 from .errors import EmulatorError
-from .profiles import Profile, Task, expand_tasks, parse_profile
+from ..protocol import JobDescription
+from .profiles import Profile, Task, expand_tasks, parse_profile, unsupported_part
 
-__all__ = ["Job", "Workload", "load_workload", "make_job"]
+__all__ = ["Job", "Workload", "load_workload", "make_job", "unsupported_jobs_error"]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Job:
     id: str                      # WORKLOAD!NAME
     workload: str
@@ -26,8 +27,9 @@ class Job:
     res: int
     walltime: Optional[float]    # None: no walltime (-1 in the file)
     profile: str
-    description: dict[str, Any]  # JOB_SUBMITTED's "job" object
-    tasks: list = field(default_factory=list)   # [(Task, path)], filled at first execution
+    desc: JobDescription         # JOB_SUBMITTED's "job" object, built once at load time
+    tasks: Any = ()              # [(Task, path)], set at execution
+    tasks_plan: Any = None       # the engine's plan for its profile, set at execution
     state: str = "NOT_SUBMITTED"
     start: float = -1.0
     finish: float = -1.0
@@ -68,47 +70,79 @@ class Workload:
         return expand_tasks(self.profiles[job.profile], self.profiles, f"job {job.id}")
 
 
-def make_job(workload: Workload, raw: Any, where: str, *, full_id: Optional[str] = None) -> Job:
-    """Check one job object of ``workload`` (static or registered by the scheduler)."""
-    if not isinstance(raw, dict):
-        raise EmulatorError(f"{where}: a job must be a JSON object")
+class _Invalid(Exception):
+    """A bad job object; the caller prefixes where it is (built only on error)."""
+
+
+_INF = float("inf")
+_JOB_KEYS = frozenset(("id", "subtime", "res", "profile", "walltime"))
+
+
+def _number(value: Any) -> bool:
+    return value.__class__ in (int, float)
+
+
+def _job(workload: Workload, raw: Any, full_id: Optional[str]) -> Job:
+    """One job object checked; raises _Invalid. Exact-class tests first: JSON gives exact types
+    (bool, a subclass of int, is refused), and this runs once per job of traces of 10^5 jobs."""
+    if raw.__class__ is not dict:
+        raise _Invalid("a job must be a JSON object")
     jid = raw.get("id")
-    if isinstance(jid, bool) or not isinstance(jid, (str, int)):
-        raise EmulatorError(f"{where}: job 'id' must be a string or an integer, got {jid!r}")
-    name = str(jid)
+    if jid.__class__ is str:
+        name = jid
+    elif jid.__class__ is int:
+        name = str(jid)
+    else:
+        raise _Invalid(f"job 'id' must be a string or an integer, got {jid!r}")
     if full_id is not None:
         name = full_id.split("!", 1)[1]
     elif "!" in name:
         name = name.split("!", 1)[1]
     full = f"{workload.name}!{name}"
-    where = f"{where}: job {full!r}"
     res = raw.get("res")
-    if isinstance(res, bool) or not isinstance(res, int) or res < 1:
-        raise EmulatorError(f"{where}: 'res' must be a positive integer, got {res!r}")
+    if res.__class__ is not int or res < 1:
+        raise _Invalid(f"job {full!r}: 'res' must be a positive integer, got {res!r}")
     subtime = raw.get("subtime", 0)
-    if isinstance(subtime, bool) or not isinstance(subtime, (int, float)) or subtime < 0:
-        raise EmulatorError(f"{where}: 'subtime' must be a non-negative number, got {subtime!r}")
+    if not _number(subtime) or not 0 <= subtime < _INF:
+        raise _Invalid(f"job {full!r}: 'subtime' must be a finite non-negative number, got {subtime!r}")
     walltime = raw.get("walltime", -1)
-    if isinstance(walltime, bool) or not isinstance(walltime, (int, float)):
-        raise EmulatorError(f"{where}: 'walltime' must be a number, got {walltime!r}")
-    if walltime != -1 and walltime <= 0:
-        raise EmulatorError(f"{where}: 'walltime' must be positive or -1, got {walltime!r}")
+    if not _number(walltime) or (walltime != -1 and not 0 < walltime < _INF):
+        raise _Invalid(f"job {full!r}: 'walltime' must be a positive finite number or -1, got {walltime!r}")
     profile = raw.get("profile")
-    if not isinstance(profile, str):
-        raise EmulatorError(f"{where}: 'profile' must be a string")
+    if profile.__class__ is not str:
+        raise _Invalid(f"job {full!r}: 'profile' must be a string")
     if profile not in workload.profiles:
-        raise EmulatorError(f"{where}: unknown profile {profile!r} in workload {workload.name!r}")
-    description = dict(raw)
-    description["id"] = full
+        raise _Invalid(f"job {full!r}: unknown profile {profile!r} in workload {workload.name!r}")
+    # What JobDescription.from_data would give for the file's object with the full id (checked above).
+    extra = {k: v for k, v in raw.items() if k not in _JOB_KEYS} if len(raw) > 5 or "subtime" not in raw \
+        or "walltime" not in raw else {}
+    desc = JobDescription(full, res, profile, raw.get("subtime"), raw.get("walltime"), extra)
     return Job(full, workload.name, name, float(subtime), res,
-               None if walltime == -1 else float(walltime), profile, description)
+               None if walltime == -1 else float(walltime), profile, desc)
+
+
+def make_job(workload: Workload, raw: Any, where: str, *, full_id: Optional[str] = None) -> Job:
+    """Check one job object of ``workload`` (static or registered by the scheduler)."""
+    try:
+        return _job(workload, raw, full_id)
+    except _Invalid as exc:
+        raise EmulatorError(f"{where}: {exc}") from None
+
+
+def unsupported_jobs_error(where: str, profile: Profile, jobs: list[str]) -> EmulatorError:
+    """The error for jobs that use a profile the emulator cannot model (see profiles.py)."""
+    shown = ", ".join(jobs[:5]) + (f" and {len(jobs) - 5} more" if len(jobs) > 5 else "")
+    return EmulatorError(f"{where}: profile {profile.name!r} (type {profile.type!r}) needs "
+                         f"{profile.unsupported}, which the emulator does not model; used by job"
+                         f"{'s' if len(jobs) > 1 else ''} {shown}; run this workload with real Batsim")
 
 
 def load_workload(path: str | Path, name: str, *, nb_hosts: int, free_network: bool = False) -> Workload:
     """Read and validate one workload file; ``nb_hosts``: compute hosts of the platform.
 
     free_network: the platform has no links (communications cost nothing), so profiles with
-    a non-zero ``com`` can be emulated exactly.
+    a non-zero ``com`` can be emulated exactly.  Profiles the emulator cannot model are an
+    error only when a job uses them (the error names the profile and those jobs).
     """
     where = f"workload {name} ({path})"
     try:
@@ -133,14 +167,27 @@ def load_workload(path: str | Path, name: str, *, nb_hosts: int, free_network: b
     for pname, p in wl.profiles.items():
         if p.type == "composed":
             expand_tasks(p, wl.profiles, where)   # unknown sub-profiles and cycles, early
+    blocked = {pname: bad for pname, p in wl.profiles.items() if (bad := unsupported_part(p, wl.profiles))}
     seen: set[str] = set()
+    jobs = wl.jobs
     for i, raw in enumerate(raw_jobs):
-        job = make_job(wl, raw, f"{where}: jobs[{i}]")
+        try:
+            job = _job(wl, raw, None)
+        except _Invalid as exc:
+            raise EmulatorError(f"{where}: jobs[{i}]: {exc}") from None
         if job.id in seen:
             raise EmulatorError(f"{where}: jobs[{i}]: duplicate job id {job.id!r}")
         if job.res > nb_hosts:
             raise EmulatorError(f"{where}: job {job.id!r} requests {job.res} hosts but the platform "
                                 f"has {nb_hosts} compute hosts")
         seen.add(job.id)
-        wl.jobs.append(job)
+        jobs.append(job)
+    if blocked:
+        users: dict[str, list[str]] = {}
+        for job in jobs:
+            bad = blocked.get(job.profile)
+            if bad is not None:
+                users.setdefault(bad.name, []).append(job.id)
+        for pname, ids in users.items():
+            raise unsupported_jobs_error(where, wl.profiles[pname], ids)
     return wl

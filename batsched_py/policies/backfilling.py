@@ -15,6 +15,12 @@ platform are rejected when submitted.
 
 Options: ``queue_order`` (queue_order.py), ``allocation``/``contiguous``/
 ``cores_per_node``/``seed`` (selection.py).
+
+Speed (same decisions): a job other than the priority one only stays in the
+profile if it starts now, so with a stateless selector (lowest, contiguous,
+consolidation) EASY only tries the first slice for it (``Profile.insert_now``)
+and skips jobs larger than the hosts free now, instead of placing and removing
+them; times are exact fixed-point integers (profile.py).
 """
 from typing import Optional
 
@@ -34,6 +40,8 @@ class Backfilling(QueuePolicy):
     def place(self, job: Job) -> Optional[Placement]:
         """Insert ``job`` first fit; a start in the present is restricted to present_hosts(), unless
         that would push the job past its start_deadline()."""
+        if self.plain_hooks:
+            return self.profile.insert(job.id, job.res, job.walltime, self.select)
         present = self.present_hosts(job)
         duration = self.planned_duration(job)
         placed = self.profile.insert(job.id, job.res, duration, self.selector(), present)
@@ -61,6 +69,12 @@ class Backfilling(QueuePolicy):
         for job in self.ended:
             profile.remove(job.id)
         admitted = [job for job in self.released if self.admit(job)] if self.released else []
+        if profile.lapsed(self.now):
+            # Reservations ended in the past: a job ran later than planned (power policies,
+            # oracle runtimes).  Plan the queue afresh around the late jobs.
+            for job in self.queue:
+                profile.remove(job.id)
+            self.replan = True
         profile.update_first_slice(self.now)
         return admitted
 
@@ -130,6 +144,8 @@ class EASY(Backfilling):
             job = queue[i]
             if job is not priority and quick:
                 if direct and job.id not in placed:
+                    if not now_count:
+                        break       # nothing left to start on; later jobs are not priority ones
                     if job.res <= now_count:
                         hosts = profile.insert_now(job.id, job.res, self.planned_duration(job), select)
                         if hosts is not None:

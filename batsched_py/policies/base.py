@@ -60,6 +60,11 @@ class QueuePolicy(Scheduler):
         #: selector() is not overridden: it is always ``self.select``
         self.plain_selector = type(self).selector is QueuePolicy.selector
         self.stateless_selector = getattr(self.select, "stateless", False)
+        #: none of the hooks is overridden: jobs are placed by walltime and executed at once
+        cls = type(self)
+        self.plain_hooks = (self.plain_present and self.plain_selector
+                            and cls.planned_duration is QueuePolicy.planned_duration
+                            and cls.launch is QueuePolicy.launch)
         self.ended: list[Job] = []
         self.available_mask = 0
         #: set by power wrappers: reconsider every queued job even if no job ended
@@ -115,7 +120,10 @@ class QueuePolicy(Scheduler):
         self.in_queue.discard(job.id)
         self.available_mask &= ~hosts
         self.alloc_masks[job.id] = hosts
-        self.launch(job, hosts, mapping)
+        if self.plain_hooks:
+            self._execute(job, procset_of_mask(hosts), hosts, mapping)
+        else:
+            self.launch(job, hosts, mapping)
 
     # --- hooks for power management --------------------------------------------------------
     def launch(self, job: Job, hosts: int, mapping: Optional[Mapping[str, str]] = None) -> None:

@@ -54,6 +54,7 @@ class PowerMixin:
             raise PolicyOptionError(f"option timeout: {self.timeout} must be >= 0")
         self.cores = self.options.get("cores_per_node", 1)
         self.pending: dict[str, tuple[Job, int, Optional[Mapping[str, str]]]] = {}   # hosts: bitmask
+        self.launched_at: dict[str, float] = {}    # pending job id -> when the base started it
         self.idle_since: dict[int, float] = {}
         self.calls: set[float] = set()
         self.switches = 0   # node switch requests (off and on), for studies
@@ -79,6 +80,7 @@ class PowerMixin:
     # --- the hooks of QueuePolicy ---------------------------------------------------------
     def launch(self, job, hosts, mapping=None) -> None:
         self.pending[job.id] = (job, hosts, mapping)
+        self.launched_at[job.id] = self.decision_time
 
     def awake_mask(self) -> int:
         return self.platform.mask_in(*AWAKE)
@@ -106,9 +108,25 @@ class PowerMixin:
             if not hosts & ~platform.free_mask:
                 del self.pending[job_id]
                 self._execute(job, procset_of_mask(hosts), hosts, mapping)
+                if self.launched_at.pop(job_id) < self.decision_time:
+                    self._shift_reservation(job, hosts)
             else:
                 wake |= hosts & platform.mask_in(HostState.SLEEPING)
         self._switch(wake, on=True)
+
+    def _shift_reservation(self, job: Job, hosts: int) -> None:
+        """A launch waited for its hosts: move the job's reservation (if the base plans with a
+        profile) to start now, so that it never ends before the job can, and have the base
+        re-place the queued jobs' reservations, which may now overlap it, at the next message."""
+        profile = getattr(self, "profile", None)
+        if profile is None or not profile.remove(job.id):
+            return
+        for queued in self.queue:
+            profile.remove(queued.id)
+        profile.update_first_slice(self.decision_time)
+        profile.insert(job.id, job.res, self.planned_duration(job),
+                       lambda avail, n: hosts if avail & hosts == hosts else None)
+        self.replan = True
 
     def _switch(self, hosts: int, on: bool) -> None:
         """One SET_RESOURCE_STATE for the whole nodes of ``hosts`` (their hosts in the right state)."""

@@ -93,12 +93,46 @@ class Profile:
 
     def update_first_slice(self, now: float) -> None:
         """The present moves to ``now``: the first slice starts there."""
+        t = None
         if type(now) is float:      # (a new value nearly every message: not worth caching)
             f = now * _SCALE
             if f.is_integer():
-                self.slices[0].begin = int(f)
-                return
-        self.slices[0].begin = fixed(now)
+                t = int(f)
+        if t is None:
+            t = fixed(now)
+        first = self.slices[0]
+        if t <= first.end:
+            first.begin = t
+        else:
+            self._overdue(t)
+
+    def lapsed(self, now: float) -> bool:
+        """Whether ``now`` is past the end of the first slice (see _overdue)."""
+        return now * _SCALE > self.slices[0].end     # (exact: a power-of-two scaling, int/float compare)
+
+    def _overdue(self, t: int) -> None:
+        """The present is past the end of the first slice: some reservation ended while its
+        job was still running (a power policy's launch waited for hosts, or an oracle's runtime
+        was short).  batsched never gets there (a job ends by its walltime); here, the slices
+        up to ``t`` become one instant ``[t, t + 1)`` (fixed-point units) still holding every job
+        they held, so that late jobs keep their hosts until they end and nothing else moves.
+        (Queued jobs' reservations should be removed first: Backfilling re-places them.)"""
+        slices = self.slices
+        m = 0
+        while slices[m].end <= t:
+            m += 1
+        available = -1
+        jobs: dict = {}
+        for s in slices[:m + 1]:
+            available &= s.available
+            jobs.update(s.jobs)
+        nxt = slices[m]
+        del slices[:m]
+        nxt.begin = t + 1
+        slices.insert(0, Slice(t, t + 1, available, jobs))
+        if nxt.jobs == jobs:        # nothing was late after all: one slice
+            nxt.begin = t
+            del slices[0]
 
     def insert(self, job_id: str, res: int, walltime: float, select: Selector,
                present: Optional[int] = None) -> Optional[Placement]:
@@ -116,29 +150,46 @@ class Profile:
                 continue
             begin = s.begin
             until = begin + wall
-            if s.end >= until:
+            j = i
+            if s.end < until:
+                for j in range(i + 1, n):
+                    nxt = slices[j]
+                    avail &= nxt.available
+                    if avail.bit_count() < res:
+                        j = n
+                        break
+                    if nxt.end >= until:
+                        hosts = select(avail, res)
+                        if hosts is not None:
+                            break
+                        # (batsched keeps scanning when the selector refuses)
+                else:
+                    j = n
+                if j == n:
+                    continue
+            else:
                 hosts = select(avail, res)
-                if hosts is not None:
-                    self._split(i, until)
-                    self._occupy(i, job_id, hosts)
-                    self.placed[job_id] = begin
-                    return Placement(begin, hosts, i == 0)
-                continue
-            for j in range(i + 1, n):
-                nxt = slices[j]
-                avail &= nxt.available
-                if avail.bit_count() < res:
-                    break
-                if nxt.end >= until:
-                    hosts = select(avail, res)
-                    if hosts is not None:   # (batsched keeps scanning when the selector refuses)
-                        for k in range(i, j):
-                            self._occupy(k, job_id, hosts)
-                        self._split(j, until)
-                        self._occupy(j, job_id, hosts)
-                        self.placed[job_id] = begin
-                        return Placement(begin, hosts, i == 0)
+                if hosts is None:
+                    continue
+            self._occupy(i, j, job_id, hosts, until)
+            return Placement(begin, hosts, i == 0)
         return None
+
+    def _occupy(self, i: int, j: int, job_id: str, hosts: int, until: int) -> None:
+        """Put the job on ``hosts`` in slices i..j, splitting slice j where the job ends."""
+        slices = self.slices
+        keep = ~hosts
+        for k in range(i, j):
+            s = slices[k]
+            s.available &= keep
+            s.jobs[job_id] = hosts
+        last = slices[j]
+        if last.begin < until < last.end:
+            slices.insert(j + 1, Slice(until, last.end, last.available, dict(last.jobs)))
+            last.end = until
+        last.available &= keep
+        last.jobs[job_id] = hosts
+        self.placed[job_id] = slices[i].begin
 
     def fits_now(self, res: int, walltime: float, select: Selector, present: Optional[int] = None) -> Optional[int]:
         """The hosts insert() would give a job placed in the first slice, else None; changes nothing.
@@ -157,17 +208,7 @@ class Profile:
         if found is None:
             return None
         hosts, j = found
-        slices = self.slices
-        until = slices[0].begin + wall
-        for k in range(j):
-            s = slices[k]
-            s.available &= ~hosts
-            s.jobs[job_id] = hosts
-        self._split(j, until)
-        s = slices[j]
-        s.available &= ~hosts
-        s.jobs[job_id] = hosts
-        self.placed[job_id] = slices[0].begin
+        self._occupy(0, j, job_id, hosts, self.slices[0].begin + wall)
         return hosts
 
     def _fit_first(self, res: int, wall: int, select: Selector, present: Optional[int]):
@@ -231,18 +272,6 @@ class Profile:
         if job_id in slices[i].jobs and (i == 0 or job_id not in slices[i - 1].jobs):
             return i
         return next(k for k, s in enumerate(slices) if job_id in s.jobs)
-
-    def _split(self, i: int, date: int) -> None:
-        s = self.slices[i]
-        if s.begin < date < s.end:
-            second = Slice(date, s.end, s.available, dict(s.jobs))
-            s.end = date
-            self.slices.insert(i + 1, second)
-
-    def _occupy(self, i: int, job_id: str, hosts: int) -> None:
-        s = self.slices[i]
-        s.available &= ~hosts
-        s.jobs[job_id] = hosts
 
     def hosts_needed_before(self, date: float) -> int:
         """Hosts some job in the profile occupies before ``date`` (power policies keep them on)."""

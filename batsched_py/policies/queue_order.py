@@ -13,7 +13,7 @@ INF = float("inf")
 
 
 def _walltime(job: Job) -> float:
-    return INF if job.walltime is None or job.walltime < 0 else job.walltime
+    return INF if job.walltime is None else job.walltime
 
 
 ORDERS: dict[str, Optional[Callable[[Job], object]]] = {

@@ -155,12 +155,20 @@ def preferring(select: Selector, preferred: int) -> Selector:
     """``select`` restricted to ``preferred`` hosts when they suffice, else topped up from the rest.
 
     Power management uses it to put jobs on hosts that are already on."""
+    composable = select is not contiguous    # (preferred hosts + others is not a run of ids)
+
     def pick(available: int, n: int) -> Optional[int]:
         inside = available & preferred
         count = inside.bit_count()
         if count >= n:
-            return select(inside, n)
-        rest = select(available & ~inside, n - count)
-        return None if rest is None else inside | rest
+            hosts = select(inside, n)
+            if hosts is not None:
+                return hosts
+        elif composable:
+            rest = select(available & ~inside, n - count)
+            if rest is not None:
+                return inside | rest
+        # a selector that can refuse (contiguous): anywhere rather than nowhere
+        return select(available, n) if count < available.bit_count() else None
     pick.stateless = is_stateless(select)
     return pick

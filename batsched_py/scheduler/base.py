@@ -17,6 +17,9 @@ from .. import protocol as p
 from .view import HostState, Job, Jobs, JobStatus, Platform, mask_of, procset_of, procset_of_mask
 
 
+_QUEUED = JobStatus.QUEUED
+
+
 class DecisionError(ValueError):
     """A decision that Batsim would refuse (or abort on), caught before it is sent."""
 
@@ -92,7 +95,7 @@ class Scheduler:
     def _execute(self, job: Job, hosts: ProcSet, mask: int, mapping: Optional[Mapping[str, Any]]) -> None:
         """execute() once ``hosts`` is a ProcSet the scheduler will not modify and ``mask`` its bitmask."""
         platform = self.platform
-        if job.status is not JobStatus.QUEUED or not mask or mask & ~platform.free_mask \
+        if job.status is not _QUEUED or not mask or mask & ~platform.free_mask \
                 or (mapping is None and mask.bit_count() != job.res):
             self._refuse_execution(job, hosts, mask, mapping)
         self.jobs.started(job, hosts, self._decision_time)

@@ -422,6 +422,9 @@ class Job:
         return self.start_time + self.walltime
 
 
+_QUEUED, _RUNNING, _COMPLETED, _REJECTED = JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.COMPLETED, JobStatus.REJECTED
+
+
 class Jobs:
     """Every job the scheduler heard of, with the queue in submission order."""
 
@@ -446,21 +449,21 @@ class Jobs:
 
     def started(self, job: Job, alloc: ProcSet, now: float) -> None:
         del self.queue[job.id]
-        job.status = JobStatus.RUNNING
+        job.status = _RUNNING
         job.alloc = alloc
         job.start_time = now
         self.running[job.id] = job
 
     def rejected(self, job: Job, now: float) -> None:
         del self.queue[job.id]
-        job.status = JobStatus.REJECTED
+        job.status = _REJECTED
         job.final_state = "REJECTED"
         job.finish_time = now
         self.finished[job.id] = job
 
     def completed(self, job: Job, state: str, return_code: int, now: float) -> None:
         self.running.pop(job.id, None)
-        job.status = JobStatus.COMPLETED
+        job.status = _COMPLETED
         job.final_state = state
         job.return_code = return_code
         job.finish_time = now

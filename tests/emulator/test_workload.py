@@ -2,6 +2,8 @@ import json
 
 import pytest
 
+from batsched_py import protocol as p
+
 from batsched_py.emulator import EmulatorError
 from batsched_py.emulator.workload import load_workload
 
@@ -32,7 +34,9 @@ def test_ids_and_profiles(tmp_path):
                                         "d": {"type": "delay", "delay": 3}, "unused": {"type": "delay", "delay": 1}},
                              [{"id": 7, "subtime": 1, "res": 2, "profile": "c", "user": "x"}]), "w0", nb_hosts=4)
     job = wl.jobs[0]
-    assert job.id == "w0!7" and job.description == {"id": "w0!7", "subtime": 1, "res": 2, "profile": "c", "user": "x"}
+    assert job.id == "w0!7" and job.desc.to_data() == {"id": "w0!7", "subtime": 1, "res": 2, "profile": "c", "user": "x"}
+    # the JOB_SUBMITTED description is the one the protocol decoder would build from the file's object
+    assert job.desc == p.JobDescription.from_data(job.desc.to_data(), "job")
     assert set(wl.profiles_json()) == {"c", "d"}
     assert [t.amount for t, _ in wl.tasks_of(job)] == [3.0, 3.0]
 

@@ -118,3 +118,25 @@ def test_taurus_study_on_a_subset_of_2016_weeks():
 @pytest.mark.slow
 def test_taurus_study_on_all_2016_weeks():
     check_research_claims(study(sorted(WEEKS.glob("*2016-*.json"))))
+
+
+@pytest.mark.parametrize("policy,options", [
+    ("timeout", {"base": "conservative", "timeout": 2, "cores_per_node": 2}),
+    ("oracle", {"base": "conservative", "threshold": 50, "keep_on": 5}),
+    ("timeout", {"base": "easy", "timeout": 1, "cores_per_node": 8, "contiguous": True}),
+    ("oracle", {"base": "easy", "threshold": 30, "keep_on": 10, "cores_per_node": 4, "contiguous": True})])
+def test_power_over_any_base_finishes_every_job(policy, options):
+    """Regressions: launches that wait for hosts made reservations end before their jobs (the
+    profile's present ran past its first slice and the scheduler stalled); preferring awake hosts
+    made the contiguous selector refuse placements that existed (stalled too)."""
+    emulator = pytest.importorskip("batsched_py.emulator")
+    from tests.helpers.golden import GOLDEN
+    inputs = GOLDEN / "easy_bf-e128-hpc250" / "inputs"
+    result = emulator.simulate(inputs / "energy_platform_homogeneous_no_net_128.xml",
+                               [inputs / "example_workload_hpc_seed1_jobs250.json"],
+                               create(policy, options), energy=True)
+    assert len(result.jobs) == 250
+    for job in result.jobs.values():
+        assert job.final_state.startswith("COMPLETED") and len(job.allocated_resources) == job.requested_resources
+        if options.get("contiguous"):
+            assert len(list(job.allocated_resources.intervals())) == 1
