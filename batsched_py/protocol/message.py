@@ -83,9 +83,12 @@ def decode_message(raw: bytes | str | dict, sender: Optional[str] = None) -> Mes
     return Message(float(now), events)
 
 
+# allow_nan=False: Batsim's JSON parser rejects NaN/Infinity, so fail here, on our side.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+
+
 def encode_message(message: Message) -> bytes:
-    # allow_nan=False: Batsim's JSON parser rejects NaN/Infinity, so fail here, on our side.
     try:
-        return json.dumps(message.to_data(), separators=(",", ":"), allow_nan=False).encode("utf-8")
+        return _ENCODER.encode(message.to_data()).encode("utf-8")
     except ValueError as exc:
         raise ProtocolError(f"cannot encode message: {exc}") from None

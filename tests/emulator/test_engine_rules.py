@@ -169,3 +169,25 @@ def test_dynamic_registration_acknowledged(tmp_path):
     first = ex.calls[1].events
     assert any(e.TYPE == "JOB_SUBMITTED" and e.job_id == "dyn!a" for e in first)
     assert res.jobs["dyn!a"].final_state == "COMPLETED_SUCCESSFULLY"
+
+
+def test_registered_job_with_unsupported_profile(tmp_path):
+    ex = scripted(lambda r: [p.RegisterProfile(r.now, "dyn", "m", {"type": "smpi", "trace": "t.txt"}),
+                             p.RegisterJob(r.now, "dyn!a", p.JobDescription("a", 1, "m", 0.0))])
+    fails(tmp_path, ex, "'m'", "dyn!a", "SMPI", "real Batsim", options=EngineOptions(dynamic_jobs=True))
+
+
+def test_unknown_external_events_forwarded_whole(tmp_path):
+    """Batsim 4.2.1 forwards an unknown event as NOTIFY whose data is the event's JSON object from
+    the file as is, its own "timestamp" and "type" included (Batsim's shared generic event file)."""
+    events = tmp_path / "events.txt"
+    events.write_text('{"type": "some_generic_event", "timestamp": 5, "x": [1, {"y": "z"}]}\n')
+    ex = scripted(None, lambda r: [p.ExecuteJob(r.now, "w0!1", ProcSet((0, 1)))])
+    run(tmp_path, ex, events=[events], options=EngineOptions(forward_unknown_events=True))
+    notes = [e for m in ex.calls for e in m.events if e.TYPE == "NOTIFY" and e.kind == "some_generic_event"]
+    assert len(notes) == 1 and notes[0].timestamp == 5.0
+    assert notes[0].to_data() == {"type": "some_generic_event", "timestamp": 5, "x": [1, {"y": "z"}]}
+    # without the flag Batsim drops it
+    ex = scripted(None, lambda r: [p.ExecuteJob(r.now, "w0!1", ProcSet((0, 1)))])
+    run(tmp_path, ex, events=[events])
+    assert not [e for m in ex.calls for e in m.events if e.TYPE == "NOTIFY" and e.kind == "some_generic_event"]

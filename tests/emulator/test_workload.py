@@ -19,12 +19,27 @@ def write(tmp_path, profiles, jobs=None):
 def test_unsupported_profiles_are_refused(tmp_path, kind):
     with pytest.raises(EmulatorError, match="real Batsim") as info:
         load_workload(write(tmp_path, {"p": {"type": kind}}), "w0", nb_hosts=4)
-    assert "'p'" in str(info.value) and "w0" in str(info.value)
+    assert "'p'" in str(info.value) and "w0" in str(info.value) and "job w0!1" in str(info.value)
+
+
+def test_unsupported_profile_error_names_the_jobs_using_it(tmp_path):
+    profiles = {"ok": {"type": "delay", "delay": 1}, "m": {"type": "smpi", "trace": "t"},
+                "c": {"type": "composed", "seq": ["ok", "m"]}, "unused": {"type": "usage_trace", "trace": "u"}}
+    jobs = [{"id": i, "subtime": 0, "res": 1, "profile": "c" if i % 2 else "ok"} for i in range(14)]
+    with pytest.raises(EmulatorError) as info:
+        load_workload(write(tmp_path, profiles, jobs), "w0", nb_hosts=4)
+    msg = str(info.value)
+    # the composed profile's unsupported part, and the jobs running it (first 5, then a count)
+    assert "profile 'm' (type 'smpi')" in msg and "SMPI" in msg and "real Batsim" in msg
+    assert "jobs w0!1, w0!3, w0!5, w0!7, w0!9 and 2 more" in msg
+    # a profile no job uses is no obstacle
+    del profiles["c"]
+    assert load_workload(write(tmp_path, profiles, jobs[::2]), "w0", nb_hosts=4)
 
 
 def test_communication_needs_a_network(tmp_path):
     prof = {"p": {"type": "parallel", "cpu": [1, 1], "com": [0, 5, 5, 0]}}
-    with pytest.raises(EmulatorError, match="network"):
+    with pytest.raises(EmulatorError, match="network model.*job w0!1"):
         load_workload(write(tmp_path, prof), "w0", nb_hosts=4)
     assert load_workload(write(tmp_path, prof), "w0", nb_hosts=4, free_network=True)
 
