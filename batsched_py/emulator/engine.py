@@ -53,11 +53,6 @@ PROGRESS_EVERY = 256
 _NEG_INF = float("-inf")
 
 
-def r6(t: float) -> float:
-    """Batsim prints times with 6 decimals."""
-    return round(t, 6)
-
-
 @dataclass(slots=True)
 class EngineOptions:
     energy: bool = False
@@ -150,6 +145,8 @@ class Engine:
         self._switching = 0
         self._waiters = 0
         self._groups: Optional[dict] = None    # switch completions of the actions being woken
+        self._stamp_at: Optional[float] = None  # _stamp's cache
+        self._stamp_value = 0.0
         self._plans: dict[str, dict[str, _Plan]] = {}
         self._energy = options.energy
         self._speed = [h.pstates for h in platform.hosts]
@@ -174,6 +171,16 @@ class Engine:
     @property
     def now(self) -> float:
         return self.tl.now
+
+    def _stamp(self) -> float:
+        """The clock as Batsim prints it, with 6 decimals: every event's timestamp.  Cached per
+        clock value: round(x, 6) is correctly rounded through dtoa (~3k instructions) and most
+        events share their time with others."""
+        now = self.tl.now
+        if now != self._stamp_at:
+            self._stamp_at = now
+            self._stamp_value = round(now, 6)
+        return self._stamp_value
 
     # ------------------------------------------------------------------ submitters
 
@@ -266,7 +273,7 @@ class Engine:
                 if self._out:
                     same_time = self._send()
                 elif not self._end_sent and self._finished():
-                    self._out.append(p.SimulationEnds(r6(tl.now)))
+                    self._out.append(p.SimulationEnds(self._stamp()))
                     self._end_sent = True
                     same_time = self._send()
             if follow:
@@ -308,7 +315,7 @@ class Engine:
 
     def _send(self) -> list:
         """One request/reply; returns the items to post now (decisions due, maybe "ready")."""
-        now = round(self.tl.now, 6)
+        now = self._stamp()
         request = p.Message(now, tuple(self._out))
         self._out = []
         self._ready = False
@@ -375,7 +382,7 @@ class Engine:
         now = self.tl.now
         if not self.nb_submitted:
             self.machines.job_submitted(now)
-        t = round(now, 6)
+        t = self._stamp()
         out = self._out
         if self.opt.forward_profiles:
             for job in batch:
@@ -387,7 +394,10 @@ class Engine:
                 job.state = "SUBMITTED"
                 out.append(submitted(t, job.id, job.desc, None))
         self.nb_submitted += len(batch)
-        return self._after_batch(sub)
+        if sub.i < len(sub.items):    # _after_batch, inlined: sleep until the next date
+            self.tl.sleep(sub.dates[sub.i] - sub.current, (self._submitter_woke, sub))
+            return None
+        return (sub.on_bye, None)
 
     def _submitted_event(self, t: float, job: Job) -> p.JobSubmitted:
         profile = None
@@ -398,17 +408,17 @@ class Engine:
     def _on_bye_jobs(self, _):
         self._job_submitters -= 1
         if self._job_submitters == 0:
-            self._out.append(p.Notify(r6(self.tl.now), "no_more_static_job_to_submit"))
+            self._out.append(p.Notify(self._stamp(), "no_more_static_job_to_submit"))
 
     def _on_bye_events(self, _):
         self._event_submitters -= 1
         if self._event_submitters == 0:
-            self._out.append(p.Notify(r6(self.tl.now), "no_more_external_event_to_occur"))
+            self._out.append(p.Notify(self._stamp(), "no_more_external_event_to_occur"))
 
     def _on_events(self, payload):
         sub, batch = payload
         now = self.tl.now
-        t = r6(now)
+        t = self._stamp()
         for e in batch:
             if e.type == "machine_unavailable":
                 self.machines.set_unavailable(now, e.resources)
@@ -425,7 +435,7 @@ class Engine:
 
     def _on_wake(self, _):
         self._waiters -= 1
-        self._out.append(p.RequestedCall(r6(self.tl.now)))
+        self._out.append(p.RequestedCall(self._stamp()))
 
     def _on_switch(self, payload):
         req, hosts = payload
@@ -433,7 +443,7 @@ class Engine:
         self._switching -= len(hosts)
         req.remaining -= len(hosts)
         if req.remaining == 0:
-            self._out.append(p.ResourceStateChanged(r6(self.tl.now), req.hosts, req.state))
+            self._out.append(p.ResourceStateChanged(self._stamp(), req.hosts, req.state))
 
     def _on_end(self, payload):
         job, token, state, rc = payload
@@ -441,17 +451,32 @@ class Engine:
             return
         self._finish(job, state, rc)
 
+    def _actions_ended(self, job: Job) -> None:
+        """The job's current SimGrid actions end or are cancelled now: with -E, SimGrid updates
+        the energy of their hosts (a parallel task's hosts, or the first host, where the job's
+        actor sleeps) while their load still counts -- see machines.py."""
+        task = job.tasks[min(job.task_index, len(job.tasks) - 1)][0] if job.tasks else None
+        hosts = job.alloc if task is not None and task.kind == "cpu" else (job.alloc.min,)
+        self.machines.action_ended(self.tl.now, hosts)
+
     def _finish(self, job: Job, state: str, rc: int) -> None:
         t = self.tl.now
-        for a in job.actions:
-            a.alive = False
+        if job.actions:               # killed: its actions are cancelled
+            if self._energy:
+                self._actions_ended(job)
+            for a in job.actions:
+                a.alive = False
         job.actions = ()
         job.state, job.return_code, job.finish = state, rc, t
-        job.energy = self.machines.job_ended(t, job.id, job.alloc)
+        if job.alloc is not None:     # None: started by CHANGE_JOB_STATE, on no host
+            job.energy = self.machines.job_ended(t, job.id, job.alloc)
         self.nb_running -= 1
         self.nb_completed += 1
-        self._record(job)
-        self._out.append(p.JobCompleted(round(t, 6), job.id, state, rc, job.alloc))
+        if self.writers is not None:  # _record, inlined
+            self.writers.job_row(job.name, job.workload, job.profile, job.subtime, job.res,
+                                 -1.0 if job.walltime is None else job.walltime, state, job.start, t,
+                                 "" if job.alloc is None else job.alloc, job.energy, job.metadata)
+        self._out.append(p.JobCompleted(self._stamp(), job.id, state, rc, job.alloc))
         if self.on_progress is not None and not self.nb_completed % PROGRESS_EVERY:
             self.on_progress(self.nb_submitted, self.nb_completed)
 
@@ -528,6 +553,8 @@ class Engine:
         # action comes first, and SimGrid then finds the timeout detector finished too.
         if not timeout and len(acts) == 2 and not acts[1].alive:
             timeout = True
+        if self._energy:
+            self._actions_ended(job)
         for a in acts:
             a.alive = False
         job.actions = ()
@@ -543,8 +570,9 @@ class Engine:
                 and not job.tasks[i][0].total)
         if i + 1 == len(job.tasks):    # the last task: no walltime bookkeeping needed
             ret = job.tasks_plan.ret
-            self._post_end(job, *(("COMPLETED_SUCCESSFULLY", 0) if ret == 0 else ("COMPLETED_FAILED", ret)),
-                           late=late)
+            end = (self._on_end, (job, job.token, "COMPLETED_SUCCESSFULLY", 0) if ret == 0 else
+                   (job, job.token, "COMPLETED_FAILED", ret))
+            (self._late if late else self._mailbox).append(end)     # _post_end, inlined
             return
         if job.remaining >= 0:
             if action.rate == 0.0:
@@ -586,7 +614,9 @@ class Engine:
         plan = plans.get(job.profile) if plans is not None else None
         if plan is None:
             plan = self._plan(job)
-        if len(alloc) != job.res and not plan.all_total:
+        itvs = alloc._itvs            # procset's (first, last) pairs: len(alloc) without a generator
+        size = itvs[0][1] + 1 - itvs[0][0] if len(itvs) == 1 else len(alloc)
+        if size != job.res and not plan.all_total:
             raise EmulatorError(f"{self._where(e, index)}: job {job.id} requests {job.res} hosts but the "
                                 f"allocation {alloc} has {len(alloc)} (wrong number of hosts)")
         t = self.tl.now
@@ -628,7 +658,7 @@ class Engine:
                 progress[job.id], rc = self._kill_progress(job)
                 self._finish(job, "COMPLETED_KILLED", rc)
         if ids:
-            self._out.append(p.JobKilled(r6(self.tl.now), tuple(ids), progress))
+            self._out.append(p.JobKilled(self._stamp(), tuple(ids), progress))
 
     def _kill_progress(self, job: Job) -> tuple[p.JobProgress, int]:
         i = min(job.task_index, len(job.tasks) - 1)
@@ -667,7 +697,7 @@ class Engine:
         done = self.machines.request_state(now, e.resources, pstate)
         later = [h for h, t in done.items() if t > now]
         if not later:
-            self._out.append(p.ResourceStateChanged(r6(now), e.resources, e.state))
+            self._out.append(p.ResourceStateChanged(self._stamp(), e.resources, e.state))
             return
         req = _Switch(e.resources, e.state, len(later))
         self._switching += len(later)
@@ -695,7 +725,7 @@ class Engine:
                 raise EmulatorError(f"{self._where(e, index)}: consumed_energy needs energy support (-E), "
                                     "as in Batsim")
             answers[name] = self.machines.consumed_energy(self.tl.now)
-        self._out.append(p.Answer(r6(self.tl.now), answers))
+        self._out.append(p.Answer(self._stamp(), answers))
 
     def _answer(self, payload: tuple[p.Answer, int]) -> None:
         """Answers to Batsim's own queries: Batsim 4.2.1 asks none, ignore."""
@@ -739,7 +769,7 @@ class Engine:
         job.state = "SUBMITTED"
         self.nb_submitted += 1
         if self.opt.ack_dynamic_jobs:
-            self._out.append(self._submitted_event(r6(self.tl.now), job))
+            self._out.append(self._submitted_event(self._stamp(), job))
 
     def _set_metadata(self, payload: tuple[p.SetJobMetadata, int]) -> None:
         e, index = payload
@@ -759,6 +789,8 @@ class Engine:
                 self._record(job)
         elif job.state == "RUNNING" and new.startswith("COMPLETED_"):
             job.token += 1
+            if job.actions and self._energy:
+                self._actions_ended(job)
             for a in job.actions:
                 a.alive = False
             job.actions = ()

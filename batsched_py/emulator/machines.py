@@ -14,8 +14,9 @@ Energy (only with ``energy_enabled``) follows SimGrid's host energy model
 (see :mod:`.energy`): a delay phase is idle power, a computing phase draws
 ``epsilon + load*(all_cores-epsilon)``. Switching off/on computes 1 flop at
 the virtual pstate, so it draws that pstate's ``all_cores`` for 1/speed s.
-Cost: the total is integrated from a running total power, O(1) per event
-plus O(hosts touched); per-host energies are settled lazily for job energy.
+Like SimGrid's plugin, energy is updated lazily (see the energy section):
+the engine reports CPU action ends with :meth:`action_ended`.  Cost: every
+energy row reads every host, O(hosts) (energy runs only).
 
 Sleep/wake, Batsim style: ``request_state(t, hosts, sleep_pstate)`` puts the
 hosts in ``switching_off`` (pstate row ``-2``) until ``t + 1/speed(off
@@ -114,17 +115,19 @@ class Machines:
         self._nb_grouped_switches = 0
         self._nb_machine_switches = 0
         self._job_start_energy: dict[str, float] = {}
-        # energy: per-host power and lazily settled per-host energy + running total
-        self._power = [self._host_power(i) for i in range(n)] if energy_enabled else [0.0] * n
+        # energy, SimGrid style (see "energy" below): per host, the energy at its last update,
+        # when that was, and SimGrid's pstate (the virtual one while switching)
         self._host_energy = [0.0] * n
         self._host_t = [start_time] * n
-        self._total_power = sum(self._power)
-        self._total_energy = 0.0
-        self._t = start_time
+        self._sg_pstate = list(self._pstate)
+        # what an update would charge per second now: power(SimGrid pstate, load), kept current
+        self._watts = [power(h.pstates[p], 0.0) for h, p in zip(self.hosts, self._pstate)]
         self._energy_first_submission: float | None = None
         self._energy_last_completion = 0.0
         # machine_states rows, formatted here and written by the writers in blocks
         self._rows: list[str] | None = writers.state_rows if writers is not None else None
+        self._row_t: float | None = None   # the time of the last row, formatted
+        self._row_time = ""
         if writers is not None and energy_enabled:
             by_pstate: dict[int, list[int]] = {}
             for i, p in enumerate(self._pstate):
@@ -212,38 +215,53 @@ class Machines:
         return shown + (f" and {len(hosts) - 5} more" if len(hosts) > 5 else "")
 
     # ------------------------------------------------------------------ energy
+    # SimGrid 3.32's host energy plugin is lazy: a host's energy is brought up to date only when
+    # it is read (Batsim reads every host for each consumed_energy.csv row, the job's hosts for a
+    # job's energy, every host for QUERY consumed_energy), when its pstate changes, and when a
+    # CPU action on it ends or is cancelled (a parallel task: all its hosts; a sleep -- delay
+    # task, wait_for timeout -- the host of the sleeping actor, the job's first host).  The whole
+    # interval since the previous update is charged at the power of the update time: the
+    # pstate the host had then and its load *now*.  So a delay followed by a computation is
+    # charged as computing from the last update before the computation ends (what Batsim prints
+    # for composed profiles), and a computation's load still counts when its own end updates.
 
-    def _host_power(self, h: int) -> float:
-        return power(self.hosts[h].pstates[self._pstate[h]], self._load[h])
+    def _update(self, h: int, t: float) -> float:
+        """SimGrid's HostEnergy::update() of host ``h`` at ``t``; returns its energy (J)."""
+        last = self._host_t[h]
+        if last < t:
+            self._host_energy[h] = self._host_energy[h] + self._watts[h] * (t - last)
+            self._host_t[h] = t
+        return self._host_energy[h]
 
-    def _advance(self, t: float) -> None:
-        if t > self._t:
-            self._total_energy += self._total_power * (t - self._t)
-            self._t = t
+    def _set_load(self, h: int, load: float) -> None:
+        self._load[h] = load
+        self._watts[h] = power(self.hosts[h].pstates[self._sg_pstate[h]], load)
 
-    def _settle(self, h: int, t: float) -> float:
-        """Bring host ``h``'s energy up to ``t``; returns it (J)."""
-        e = self._host_energy[h] + self._power[h] * (t - self._host_t[h])
-        self._host_energy[h] = e
-        self._host_t[h] = t
-        return e
+    def hosts_energy(self, t: float, hosts) -> float:
+        """Energy (J) of ``hosts`` read at ``t`` (each one updated)."""
+        update = self._update
+        return sum([update(h, t) for a, b in _ranges(hosts) for h in range(a, b + 1)])
 
-    def _set_power(self, h: int, t: float) -> None:
-        """Re-evaluate host ``h``'s power after a pstate/load change at ``t``."""
-        self._settle(h, t)
-        new = self._host_power(h)
-        self._total_power += new - self._power[h]
-        self._power[h] = new
+    def action_ended(self, t: float, hosts) -> None:
+        """A CPU action on ``hosts`` ended or was cancelled at ``t``, its load still counted:
+        SimGrid updates those hosts' energy (see above).  No-op without -E."""
+        if self.energy_enabled:
+            self.hosts_energy(t, hosts)
 
     def consumed_energy(self, t: float) -> float:
-        """Total energy (J) of all compute hosts from the start to ``t`` (0 without -E).
-
-        Used for QUERY consumed_energy answers; O(1).
-        """
+        """Total energy (J) of all compute hosts from the start to ``t`` (0 without -E): every
+        host read, as Batsim's total does (QUERY consumed_energy answers, energy rows)."""
         if not self.energy_enabled:
             return 0.0
-        self._advance(t)
-        return self._total_energy
+        # _update of every host, inlined (every energy row does it: O(hosts) per row)
+        energy, last, watts = self._host_energy, self._host_t, self._watts
+        total = 0.0
+        for h in range(len(energy)):
+            if last[h] < t:
+                energy[h] = energy[h] + watts[h] * (t - last[h])
+                last[h] = t
+            total += energy[h]
+        return total
 
     def job_submitted(self, t: float) -> None:
         """A job is submitted at ``t``. Batsim's ``consumed_joules`` counts the
@@ -252,12 +270,18 @@ class Machines:
             self._energy_first_submission = self.consumed_energy(t)
 
     def current_power(self) -> float:
-        """Sum of the hosts' current power (W): the ``wattmin`` column."""
-        return self._total_power
+        """Sum of the hosts' current power (W) at their current load."""
+        return sum(self._watts)
+
+    def wattmin(self) -> float:
+        """Batsim's ``wattmin`` column: the sum over hosts of SimGrid's wattmin (epsilon) at the
+        host's current SimGrid pstate."""
+        hosts, pstate = self.hosts, self._sg_pstate
+        return sum(hosts[h].pstates[pstate[h]].epsilon for h in range(len(hosts)))
 
     def _energy_row(self, t: float, kind: str) -> None:
         if self.writers is not None:
-            self.writers.energy_row(t, self.consumed_energy(t), kind, self._total_power)
+            self.writers.energy_row(t, self.consumed_energy(t), kind, self.wattmin())
 
     # ------------------------------------------------------------------ state changes
 
@@ -276,15 +300,17 @@ class Machines:
         rows = self._rows
         if rows is not None:
             c = self._counts
-            rows.append("%g,%d,%d,%d,%d,%d\n" % (t, c[SLEEPING], c[SW_ON], c[SW_OFF], c[IDLE], c[COMPUTING]))
+            if t != self._row_t:      # "%g" costs more than the rest: rows often share a time
+                self._row_t, self._row_time = t, "%g," % t
+            rows.append(self._row_time + "%d,%d,%d,%d,%d\n" % (c[SLEEPING], c[SW_ON], c[SW_OFF], c[IDLE], c[COMPUTING]))
             if len(rows) >= 4096:
                 self.writers.flush_states()
 
     def start_job(self, t: float, job_id: str, hosts: ProcSet, load: float = 1.0) -> str | None:
         """:meth:`check_execute` then, if fine, :meth:`job_started`: the error message (and
         nothing started) or None.  One pass over a ProcSet's intervals in the usual case."""
-        itvs = _ranges(hosts)
-        if itvs and isinstance(hosts, ProcSet) and itvs[0][0] >= 0 and itvs[-1][1] < len(self._state):
+        if isinstance(hosts, ProcSet) and (itvs := hosts._itvs) and itvs[0][0] >= 0 \
+                and itvs[-1][1] < len(self._state):
             state = self._state
             for a, b in itvs:
                 if state[a:b + 1].count(IDLE) != b + 1 - a:
@@ -307,8 +333,7 @@ class Machines:
         """
         if self.energy_enabled:
             self._energy_row(t, "s")
-            self._advance(t)
-            self._job_start_energy[job_id] = sum(self._settle(h, t) for h in hosts)
+            self._job_start_energy[job_id] = self.hosts_energy(t, hosts)
         jobs, state, since = self._jobs, self._state, self._since
         # _move(idle hosts, COMPUTING, t) inlined: the same additions in the same (host) order.
         idle_time = self._time_in[IDLE]
@@ -322,8 +347,9 @@ class Machines:
                     state[h] = COMPUTING
                     moved += 1
         self._time_in[IDLE] = idle_time
-        self._counts[IDLE] -= moved
-        self._counts[COMPUTING] += moved
+        c = self._counts
+        c[IDLE] -= moved
+        c[COMPUTING] += moved
         if load and self.energy_enabled:
             self.job_load_changed(t, job_id, hosts, load)
         self._states_row(t)
@@ -332,11 +358,9 @@ class Machines:
         """The job running on ``hosts`` enters a phase with cpu load ``load`` at ``t``."""
         if not self.energy_enabled:
             return
-        self._advance(t)
-        for h in hosts:
-            if self._load[h] != load:
-                self._load[h] = load
-                self._set_power(h, t)
+        for a, b in _ranges(hosts):
+            for h in range(a, b + 1):
+                self._set_load(h, load)
 
     def job_ended(self, t: float, job_id: str, hosts: ProcSet) -> float:
         """The job on ``hosts`` ends (any final state) at ``t``.
@@ -348,15 +372,11 @@ class Machines:
         jobs, state, since = self._jobs, self._state, self._since
         energy = -1.0
         if self.energy_enabled:
-            self._advance(t)
-            end = 0.0
-            for h in hosts:
-                end += self._settle(h, t)
-                if self._load[h] and jobs[h] <= 1:
-                    self._load[h] = 0.0
-                    self._set_power(h, t)
-            energy = end - self._job_start_energy.pop(job_id, 0.0)
-            self._energy_last_completion = self._total_energy
+            energy = self.hosts_energy(t, hosts) - self._job_start_energy.pop(job_id, 0.0)
+            for a, b in _ranges(hosts):
+                for h in range(a, b + 1):
+                    if jobs[h] <= 1:
+                        self._set_load(h, 0.0)
         # _move(freed hosts, IDLE, t) inlined: the same additions in the same (host) order.
         computing_time = self._time_in[COMPUTING]
         freed = 0
@@ -369,10 +389,12 @@ class Machines:
                     state[h] = IDLE
                     freed += 1
         self._time_in[COMPUTING] = computing_time
-        self._counts[COMPUTING] -= freed
-        self._counts[IDLE] += freed
+        c = self._counts
+        c[COMPUTING] -= freed
+        c[IDLE] += freed
         if self.energy_enabled:
             self._energy_row(t, "e")
+            self._energy_last_completion = self.consumed_energy(t)
         self._states_row(t)
         return energy
 
@@ -450,11 +472,13 @@ class Machines:
         self._states_row(t)
 
     def _switch_power(self, t: float, hosts) -> None:
+        """SimGrid's pstate of ``hosts`` becomes the one set here: energy updated first."""
         if not self.energy_enabled:
             return
-        self._advance(t)
         for h in hosts:
-            self._set_power(h, t)
+            self._update(h, t)
+            self._sg_pstate[h] = self._pstate[h]
+            self._set_load(h, self._load[h])
 
     def _pstate_row(self, t: float, hosts, pstate: int) -> None:
         if self.writers is not None and self.energy_enabled:

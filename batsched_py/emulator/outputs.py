@@ -11,8 +11,9 @@
   C++ ``ostream`` (``%g``); no unavailable column in 4.2.1.
 - with -E, ``PREFIX_consumed_energy.csv`` (time, total J, event type
   ``s`` job start / ``e`` job end / ``p`` pstate change, ``wattmin`` = the
-  platform's current power, ``epower`` = mean power since the previous row
-  or NA when no time elapsed) and ``PREFIX_pstate_changes.csv`` (time
+  sum of the hosts' wattmin (epsilon) at their current pstate, ``epower`` =
+  mean power since the previous row -- the first since (0 s, 0 J) -- or NA
+  when no time elapsed) and ``PREFIX_pstate_changes.csv`` (time
   ``%g``, host interval set, new pstate; -1 = switching on, -2 =
   switching off; initial rows at time 0 grouped by pstate).
 
@@ -118,7 +119,8 @@ class OutputWriters:
             self._energy = self._open("_consumed_energy.csv",
                                       "time,energy,event_type,wattmin,epower")
             self._pstates = self._open("_pstate_changes.csv", "time,machine_id,new_pstate")
-        self._last_energy: tuple[float, float] | None = None
+        # Batsim's energy tracer starts from (time 0, 0 J): a first row after time 0 has an epower
+        self._last_energy: tuple[float, float] = (0.0, 0.0)
         self._jobs_file = self._open("_jobs.csv", JOBS_COLUMNS)
         # schedule.csv figures over the jobs written so far
         self._nb_rows = self._nb_rejected = self._nb_success = 0
@@ -151,7 +153,7 @@ class OutputWriters:
         if self._energy is None:
             return
         last = self._last_energy
-        if last is None or t == last[0]:
+        if not t > last[0]:
             epower = "NA"
         else:
             epower = "%f" % ((energy - last[1]) / (t - last[0]))

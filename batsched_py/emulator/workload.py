@@ -78,47 +78,51 @@ _INF = float("inf")
 _JOB_KEYS = frozenset(("id", "subtime", "res", "profile", "walltime"))
 
 
-def _number(value: Any) -> bool:
-    return value.__class__ in (int, float)
+_NUMBER = (int, float)
 
 
-def _job(workload: Workload, raw: Any, full_id: Optional[str]) -> Job:
+def _job(workload: Workload, raw: Any, full_id: Optional[str],
+         _number=_NUMBER, _inf=_INF, _keys=_JOB_KEYS, _desc=JobDescription, _new=Job) -> Job:
     """One job object checked; raises _Invalid. Exact-class tests first: JSON gives exact types
-    (bool, a subclass of int, is refused), and this runs once per job of traces of 10^5 jobs."""
+    (bool, a subclass of int, is refused), and this runs once per job of traces of 10^5 jobs
+    (hence the constants bound as defaults)."""
     if raw.__class__ is not dict:
         raise _Invalid("a job must be a JSON object")
-    jid = raw.get("id")
+    get = raw.get
+    jid = get("id")
     if jid.__class__ is str:
         name = jid
+        if "!" in name:
+            name = name.split("!", 1)[1]
     elif jid.__class__ is int:
         name = str(jid)
     else:
         raise _Invalid(f"job 'id' must be a string or an integer, got {jid!r}")
     if full_id is not None:
         name = full_id.split("!", 1)[1]
-    elif "!" in name:
-        name = name.split("!", 1)[1]
-    full = f"{workload.name}!{name}"
-    res = raw.get("res")
+    wname = workload.name
+    full = wname + "!" + name
+    res = get("res")
     if res.__class__ is not int or res < 1:
         raise _Invalid(f"job {full!r}: 'res' must be a positive integer, got {res!r}")
-    subtime = raw.get("subtime", 0)
-    if not _number(subtime) or not 0 <= subtime < _INF:
+    subtime = get("subtime", 0)
+    if subtime.__class__ not in _number or not 0 <= subtime < _inf:
         raise _Invalid(f"job {full!r}: 'subtime' must be a finite non-negative number, got {subtime!r}")
-    walltime = raw.get("walltime", -1)
-    if not _number(walltime) or (walltime != -1 and not 0 < walltime < _INF):
+    walltime = get("walltime", -1)
+    if walltime.__class__ not in _number or (walltime != -1 and not 0 < walltime < _inf):
         raise _Invalid(f"job {full!r}: 'walltime' must be a positive finite number or -1, got {walltime!r}")
-    profile = raw.get("profile")
+    profile = get("profile")
     if profile.__class__ is not str:
         raise _Invalid(f"job {full!r}: 'profile' must be a string")
     if profile not in workload.profiles:
-        raise _Invalid(f"job {full!r}: unknown profile {profile!r} in workload {workload.name!r}")
+        raise _Invalid(f"job {full!r}: unknown profile {profile!r} in workload {wname!r}")
     # What JobDescription.from_data would give for the file's object with the full id (checked above).
-    extra = {k: v for k, v in raw.items() if k not in _JOB_KEYS} if len(raw) > 5 or "subtime" not in raw \
-        or "walltime" not in raw else {}
-    desc = JobDescription(full, res, profile, raw.get("subtime"), raw.get("walltime"), extra)
-    return Job(full, workload.name, name, float(subtime), res,
-               None if walltime == -1 else float(walltime), profile, desc)
+    if len(raw) > 5 or "subtime" not in raw or "walltime" not in raw:
+        extra = {k: v for k, v in raw.items() if k not in _keys}
+    else:
+        extra = {}
+    desc = _desc(full, res, profile, get("subtime"), get("walltime"), extra)
+    return _new(full, wname, name, float(subtime), res, None if walltime == -1 else float(walltime), profile, desc)
 
 
 def make_job(workload: Workload, raw: Any, where: str, *, full_id: Optional[str] = None) -> Job:
@@ -175,6 +179,7 @@ def load_workload(path: str | Path, name: str, *, nb_hosts: int, free_network: b
             job = _job(wl, raw, None)
         except _Invalid as exc:
             raise EmulatorError(f"{where}: jobs[{i}]: {exc}") from None
+        raw_jobs[i] = None            # the parsed object is no longer needed: lower peak memory
         if job.id in seen:
             raise EmulatorError(f"{where}: jobs[{i}]: duplicate job id {job.id!r}")
         if job.res > nb_hosts:

@@ -14,9 +14,26 @@ from golden_replay import GOLDEN, Replayer, cases, meta, read_csv, transcript
 MESSAGES_XFAIL = {"idle_sleeper-taurus-2016w13-E":
                   "message 14: Batsim delivers the RESOURCE_STATE_CHANGED of the second of two same-time "
                   "switch-on requests one message later; the SimGrid round that delays it is not modelled"}
-CSV_XFAIL = {"idle_sleeper-taurus-2016w13-E", "fcfs_fast-e128-semantics-E", "energy_bf-e128-hpc250-E",
-             "pybatsim_easy-e128-hpc250-E"}
+CSV_XFAIL = {"idle_sleeper-taurus-2016w13-E"}   # its run stops at message 14 (see MESSAGES_XFAIL)
 DROP = ("simulation_time", "scheduling_time")
+
+
+def comparable_energy_rows(rows: list[dict]) -> list[dict]:
+    """consumed_energy.csv rows with ``epower`` made comparable.  Batsim computes it as
+    (E - E_prev) / (t - t_prev) from a long double sum over every host: where the previous row
+    has the same printed time the two dates are a few ulps apart and the quotient is rounding
+    noise (Batsim prints 3328, 8192, 11605.33... for an instantaneous ~12160 W), and elsewhere
+    the sum's rounding moves it by up to ~1e-5 W.  Those are dropped / compared at 1e-3 W."""
+    out, previous = [], None
+    for r in rows:
+        r = dict(r)
+        if r["time"] == previous or r["epower"] == "NA":
+            r["epower"] = "NA"
+        else:
+            r["epower"] = round(float(r["epower"]), 3)
+        previous = r["time"]
+        out.append(r)
+    return out
 
 
 def replay(case: str, out: Path) -> Replayer:
@@ -43,6 +60,8 @@ def csv_differences(case: str, prefix: Path) -> list[str]:
             diffs.append(f"{name}: missing")
             continue
         a, b = read_csv(golden, DROP), read_csv(mine, DROP)
+        if name == "consumed_energy":
+            a, b = comparable_energy_rows(a), comparable_energy_rows(b)
         if name == "jobs":
             a, b = (sorted(x, key=lambda r: str(r["job_id"])) for x in (a, b))
         if a != b:

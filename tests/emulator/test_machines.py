@@ -21,13 +21,7 @@ GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
 ENERGY_CASES = ["sleeper-e128-load50-E", "energy_bf-e128-hpc250-E", "energy_watcher-e128-delays-E",
                 "fcfs_fast-e128-semantics-E", "idle_sleeper-taurus-2016w13-E",
                 "pybatsim_easy-e128-hpc250-E"]
-# Job e of this case runs a composed delay/compute profile: SimGrid charges a
-# host's energy lazily with the load seen at update time, which gives Batsim
-# 43381.456 J where the exact model gives 40317.84 J (+3063.616 J in total).
-LAZY_ENERGY = pytest.mark.xfail(reason="SimGrid lazy energy update on composed profiles",
-                                strict=True)
-ENERGY_PARAMS = [pytest.param(c, marks=LAZY_ENERGY) if c == "fcfs_fast-e128-semantics-E" else c
-                 for c in ENERGY_CASES]
+ENERGY_PARAMS = ENERGY_CASES
 ALL_CASES = sorted(p.name for p in GOLDEN.iterdir() if (p / "meta.json").exists())
 
 
@@ -77,6 +71,7 @@ class Replay:
         begins = self.lines[0]["msg"]["events"][0]["data"]
         self.profiles = {wl: prof for wl, prof in begins.get("profiles", {}).items()}
         self.jobs: dict[str, dict] = {}
+        self._load: dict[str, float] = {}  # cpu load of each running job's current phase
 
     def _push(self, t, kind, payload):
         self._seq += 1
@@ -92,7 +87,9 @@ class Replay:
                 self.machines.switch_done(when, payload)
             elif payload[0] in self._running:  # load change of a still-running job
                 job_id, load = payload
+                self._phase_ended(when, job_id)
                 self.machines.job_load_changed(when, job_id, self._running[job_id], load)
+                self._load[job_id] = load
 
     def run(self):
         m = self.machines
@@ -110,6 +107,7 @@ class Replay:
                 elif typ == "EXECUTE_JOB":
                     self._start(t, data["job_id"], ProcSet.from_str(data["alloc"]))
                 elif typ == "JOB_COMPLETED":
+                    self._phase_ended(t, data["job_id"])
                     hosts = self._running.pop(data["job_id"])
                     self.job_energy[data["job_id"]] = m.job_ended(t, data["job_id"], hosts)
                 elif typ == "SET_RESOURCE_STATE":
@@ -131,6 +129,12 @@ class Replay:
                     self.end_time = t
         return self
 
+    def _phase_ended(self, t, job_id):
+        """The job's current SimGrid action ends: a computation updates the energy of all its
+        hosts, a sleep that of its first host (where Batsim's job actor runs)."""
+        hosts = self._running[job_id]
+        self.machines.action_ended(t, hosts if self._load[job_id] else (hosts[0],))
+
     def _start(self, t, job_id, hosts):
         wl = job_id.split("!")[0]
         host = self.platform.hosts[hosts[0]]
@@ -138,6 +142,7 @@ class Replay:
         phases = _phases(self.profiles[wl], self.jobs[job_id]["profile"], speed, len(hosts))
         assert self.machines.check_execute(hosts) is None
         self._running[job_id] = hosts
+        self._load[job_id] = phases[0][1]
         self.machines.job_started(t, job_id, hosts, load=phases[0][1])
         when = t
         for (dur, _), (_, nxt) in zip(phases, phases[1:]):
