@@ -54,6 +54,11 @@ def parse_options(text: Optional[str]) -> dict[str, Any]:
         if not path.is_file():
             raise CliError(f"--config {text!r} is neither a JSON object nor an existing file")
         source, text = str(path), path.read_text()
+    return json_object(text, source)
+
+
+def json_object(text: str, source: str) -> dict[str, Any]:
+    """Scheduler options: ``text`` must hold a JSON object; errors name ``source``."""
     try:
         options = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -1,13 +1,12 @@
 """``batsched-py compare``: several policies, identical inputs, one table and one set of plots."""
 import argparse
-import json
 import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from .cli import CliError
+from .cli import CliError, json_object
 from .runner import run_simulation
 
 
@@ -25,21 +24,15 @@ def parse_schedulers(spec: str) -> list[tuple[str, str, dict[str, Any]]]:
             if spec[start:i].strip():
                 items.append(spec[start:i].strip())
             start = i + 1
+    if depth != 0:
+        raise CliError(f"--schedulers {spec!r}: unbalanced braces in the options")
     runs, seen = [], {}
     for item in items:
         label = None
-        head, brace, _ = item.partition("{")
-        if ":" in head:  # LABEL:NAME[=JSON] names the run in tables and plots
+        if ":" in item.partition("{")[0]:  # LABEL:NAME[=JSON] names the run in tables and plots
             label, item = item.split(":", 1)
         name, _, text = item.partition("=")
-        options: dict[str, Any] = {}
-        if text:
-            try:
-                options = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise CliError(f"--schedulers: options of {name!r} are not valid JSON ({exc})") from None
-            if not isinstance(options, dict):
-                raise CliError(f"--schedulers: options of {name!r} must be a JSON object")
+        options = json_object(text, f"--schedulers: options of {name!r}") if text else {}
         base = label or (name + _short(options) if options else name)
         seen[base] = seen.get(base, 0) + 1
         runs.append((base if seen[base] == 1 else f"{base}#{seen[base]}", name, options))

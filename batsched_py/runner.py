@@ -41,8 +41,9 @@ SUMMARY_FIELDS = (
 
 
 def print_summary(prefix: Path, name: str, platform: Optional[Path] = None, energy: bool = False,
-                  file=sys.stdout) -> dict[str, Any]:
+                  file=None) -> dict[str, Any]:
     from .metrics import compare_table
+    file = file or sys.stdout  # looked up at call time, so redirections apply
     row = compare_table({name: Path(prefix)}, platform if energy else None)[0]
     print(f"{name}: outputs in {prefix}_*.csv", file=file)
     for key, label, fmt in SUMMARY_FIELDS:

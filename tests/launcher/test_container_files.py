@@ -94,9 +94,8 @@ def test_compose_variables():
 
 def test_readme_commands_match_the_compose_file():
     readme = REPO / "README.md"
-    if not readme.is_file() or "docker compose up" not in readme.read_text():
-        pytest.skip("README has no container section yet")
     text = readme.read_text()
+    assert "SCHEDULER=easy docker compose up" in text
     assert "docker compose up --abort-on-container-exit --exit-code-from batsim" in text
     for var in re.findall(r"\b([A-Z][A-Z_]+)=\S", text):
         if var in {"SCHEDULER", "SCHEDULER_CONFIG", "PLATFORM", "WORKLOAD", "OUTPUT_DIR", "BATSIM_EXTRA",
