@@ -1,4 +1,5 @@
 """The scheduler's ZeroMQ side: bind a REP socket, answer Batsim's requests through a Session."""
+import math
 import time
 from typing import Callable, Optional
 
@@ -37,13 +38,15 @@ def serve(scheduler: Scheduler, endpoint: str = DEFAULT_ENDPOINT, timeout: Optio
     except zmq.ZMQError as exc:
         sock.close()
         raise OSError(f"cannot bind {endpoint}: {exc}") from None
+    # Waiting happens inside recv, in slices, so Ctrl-C and the watchdog are served promptly:
+    # one call per request instead of poll + recv keeps the round trip short.
+    slice_ms = _SLICE_MS if timeout is None else max(1, min(_SLICE_MS, int(timeout * 1000)))
+    sock.setsockopt(zmq.RCVTIMEO, slice_ms)
     session = Session(scheduler)
-    poller = zmq.Poller()
-    poller.register(sock, zmq.POLLIN)
     try:
         while not session.ended:
-            _wait(poller, timeout, endpoint, watchdog)
-            request = p.decode_message(sock.recv(), sender=p.BATSIM)
+            raw = _receive(sock, timeout, slice_ms / 1000, endpoint, watchdog)
+            request = p.decode_message(raw, sender=p.BATSIM)
             try:
                 reply = session.handle(request)
             except (DecisionError, SessionError):
@@ -58,16 +61,22 @@ def serve(scheduler: Scheduler, endpoint: str = DEFAULT_ENDPOINT, timeout: Optio
     return session
 
 
-def _wait(poller: zmq.Poller, timeout: Optional[float], endpoint: str,
-          watchdog: Optional[Callable[[], None]]) -> None:
-    # Poll in short slices so Ctrl-C is handled promptly even with no timeout.
-    deadline = None if timeout is None else time.monotonic() + timeout
+_SLICE_MS = 500
+
+
+def _receive(sock: zmq.Socket, timeout: Optional[float], slice_s: float, endpoint: str,
+             watchdog: Optional[Callable[[], None]]) -> bytes:
+    deadline = None
     while True:
-        left = 0.5 if deadline is None else min(0.5, deadline - time.monotonic())
-        if left <= 0:
-            raise PeerTimeout(f"no message from Batsim on {endpoint} for {timeout:g} s")
-        if poller.poll(int(left * 1000)):
-            return
+        try:
+            return sock.recv()
+        except zmq.Again:
+            pass
+        now = time.monotonic()
+        if deadline is None:
+            deadline = math.inf if timeout is None else now + timeout - slice_s
+        if now >= deadline:
+            raise PeerTimeout(f"no message from Batsim on {endpoint} for {timeout:g} s") from None
         if watchdog is not None:
             watchdog()
 
