@@ -79,8 +79,10 @@ def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
         from .plots.power import plot_power_states
         paths = comparison_plots(results, outdir, platform=platform)
         for label, prefix in results.items():
-            paths += plot_gantt(prefix, prefix.parent / "gantt", title=f"{label}: jobs", time_unit=args.time_unit)
-            paths += plot_power_states(prefix, prefix.parent / "power_states", time_unit=args.time_unit)
+            rundir = outdir / _safe(label)  # published runs are read, never written into
+            rundir.mkdir(exist_ok=True)
+            paths += plot_gantt(prefix, rundir / "gantt", title=f"{label}: jobs", time_unit=args.time_unit)
+            paths += plot_power_states(prefix, rundir / "power_states", time_unit=args.time_unit)
         for path in paths:
             print(f"plot: {path}", file=sys.stderr)
     print(f"table: {outdir / 'comparison.csv'}", file=sys.stderr)

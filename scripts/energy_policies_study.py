@@ -17,7 +17,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-DATA = Path("/work/shared/data/gridgym")
+# The workplace's shared data sits beside the repository (../shared); BATSCHED_PY_SHARED overrides it.
+DATA = Path(os.environ.get("BATSCHED_PY_SHARED", Path(__file__).resolve().parents[2] / "shared")) / "data" / "gridgym"
 PLATFORM = DATA / "taurus_168_batsim4.xml"
 WEEKS = DATA / "others" / "workloads" / "lyon_2016"
 CORES = 12          # one Batsim host per core, 12 cores per Taurus node

@@ -96,6 +96,7 @@ def test_compare_writes_table_plots_and_includes_published(tmp_path, capsys):
     for name in ("bar_waiting_time_mean", "bar_energy_wasted", "cdf_waiting_time", "cdf_slowdown"):
         assert (tmp_path / f"{name}.png").stat().st_size > 1000
         assert (tmp_path / f"{name}.pdf").is_file()
-    for run in ("easy", "fcfs", "T0"):
+    for run in ("easy", "fcfs", "T0", "published_easy_bf-e128-hpc250"):
         assert (tmp_path / run / "gantt.png").is_file()
         assert (tmp_path / run / "power_states.png").is_file()
+    assert not list(published.glob("*.png")) and not list(published.glob("*.pdf"))  # inputs stay untouched

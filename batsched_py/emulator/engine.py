@@ -29,6 +29,7 @@ message is formatted only when there is an error.
 from __future__ import annotations
 
 from collections import deque
+from time import perf_counter as _perf_counter
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
@@ -39,7 +40,7 @@ from .errors import EmulatorError
 from .events_file import ExternalEvent
 from .machines import Machines
 from .platform import Platform, compute_resources_json
-from .profiles import Task, parse_profile, unsupported_part
+from .profiles import Task, expand_tasks, parse_profile, unsupported_part
 from .timeline import Action, Timeline
 from .workload import Job, Workload, make_job, unsupported_jobs_error
 
@@ -109,6 +110,13 @@ class _Plan:
     def __init__(self, tasks: list, ret: int, uniform_speed: Optional[float]):
         self.tasks = tasks
         self.ret = ret
+        if len(tasks) == 1:           # the usual (non-composed) profile, without generators
+            t = tasks[0][0]
+            self.all_total = t.total
+            self.first_load = 0.0 if t.kind == "delay" else 1.0
+            self.rates = [_task_rate(t, uniform_speed, 0) if uniform_speed is not None and t.kind == "cpu"
+                          and not t.total else None]
+            return
         self.all_total = all(t.total for t, _ in tasks)
         self.first_load = 0.0 if not tasks or tasks[0][0].kind == "delay" else 1.0
         self.rates = [_task_rate(t, uniform_speed, 0) if uniform_speed is not None and t.kind == "cpu"
@@ -124,6 +132,7 @@ class Engine:
         self.machines = machines
         self.writers = writers
         self.exchange = exchange
+        self.exchange_time = 0.0               # wall-clock seconds spent in exchange (the scheduler)
         self.opt = options
         self.on_progress = on_progress
         self.jobs: dict[str, Job] = {}
@@ -321,7 +330,11 @@ class Engine:
         self._ready = False
         self.messages += 1
         index = self.messages
-        reply = self.exchange(request)
+        t0 = _perf_counter()
+        try:
+            reply = self.exchange(request)
+        finally:
+            self.exchange_time += _perf_counter() - t0
         if not isinstance(reply, p.Message):
             raise EmulatorError(f"reply to message {index}: not a protocol Message ({type(reply).__name__})")
         reply_now = reply.now
@@ -382,7 +395,7 @@ class Engine:
         now = self.tl.now
         if not self.nb_submitted:
             self.machines.job_submitted(now)
-        t = self._stamp()
+        t = self._stamp_value if now == self._stamp_at else self._stamp()
         out = self._out
         if self.opt.forward_profiles:
             for job in batch:
@@ -476,7 +489,8 @@ class Engine:
             self.writers.job_row(job.name, job.workload, job.profile, job.subtime, job.res,
                                  -1.0 if job.walltime is None else job.walltime, state, job.start, t,
                                  "" if job.alloc is None else job.alloc, job.energy, job.metadata)
-        self._out.append(p.JobCompleted(self._stamp(), job.id, state, rc, job.alloc))
+        self._out.append(p.JobCompleted(self._stamp_value if t == self._stamp_at else self._stamp(), job.id,
+                                        state, rc, job.alloc))
         if self.on_progress is not None and not self.nb_completed % PROGRESS_EVERY:
             self.on_progress(self.nb_submitted, self.nb_completed)
 
@@ -496,7 +510,8 @@ class Engine:
         plan = plans.get(job.profile)
         if plan is None:
             wl = self.workloads[job.workload]
-            plan = plans[job.profile] = _Plan(wl.tasks_of(job), wl.profiles[job.profile].ret,
+            profile = wl.profiles[job.profile]
+            plan = plans[job.profile] = _Plan(expand_tasks(profile, wl.profiles, f"job {job.id}"), profile.ret,
                                               self._uniform_speed)
         return plan
 

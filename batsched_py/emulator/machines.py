@@ -128,6 +128,7 @@ class Machines:
         self._rows: list[str] | None = writers.state_rows if writers is not None else None
         self._row_t: float | None = None   # the time of the last row, formatted
         self._row_time = ""
+        self._counts_text: dict[tuple, str] = {}
         if writers is not None and energy_enabled:
             by_pstate: dict[int, list[int]] = {}
             for i, p in enumerate(self._pstate):
@@ -302,7 +303,12 @@ class Machines:
             c = self._counts
             if t != self._row_t:      # "%g" costs more than the rest: rows often share a time
                 self._row_t, self._row_time = t, "%g," % t
-            rows.append(self._row_time + "%d,%d,%d,%d,%d\n" % (c[SLEEPING], c[SW_ON], c[SW_OFF], c[IDLE], c[COMPUTING]))
+            # The counts' text, formatted once per distinct counts (a few hundred per run).
+            key = (c[SLEEPING], c[SW_ON], c[SW_OFF], c[IDLE], c[COMPUTING])
+            text = self._counts_text.get(key)
+            if text is None:
+                text = self._counts_text[key] = "%d,%d,%d,%d,%d\n" % key
+            rows.append(self._row_time + text)
             if len(rows) >= 4096:
                 self.writers.flush_states()
 

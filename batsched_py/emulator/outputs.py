@@ -129,6 +129,17 @@ class OutputWriters:
         # machine_states rows, appended by Machines (already formatted), written in blocks
         self.state_rows: list[str] = []
         self.closed = False
+        self._hosts_texts: dict[tuple, str] = {}
+
+    def _hosts(self, hosts) -> str:
+        """:func:`_hosts_text`, once per distinct allocation (allocations repeat a lot)."""
+        if hosts.__class__ is not ProcSet:
+            return _hosts_text(hosts)
+        key = tuple(hosts._itvs)
+        text = self._hosts_texts.get(key)
+        if text is None:
+            text = self._hosts_texts[key] = _hosts_text(hosts)
+        return text
 
     def _open(self, suffix: str, header: str):
         f = open(self.prefix + suffix, "w", buffering=1 << 16)
@@ -195,7 +206,7 @@ class OutputWriters:
         self._jobs_file.write("%s,%s,%s,%.6f,%s,%.6f,%d,%s,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%s,%.6f,%s\n" % (
             job_id, workload_name, profile, submission_time, requested_number_of_resources, requested_time,
             success, final_state, starting_time, execution, finish_time, waiting, turnaround, stretch,
-            _hosts_text(allocated_resources), consumed_energy, quoted))
+            self._hosts(allocated_resources), consumed_energy, quoted))
         # Batsim's figures (see _schedule_line), accumulated in finishing order.
         self._nb_success += success
         slowdown = turnaround / execution if finish_time > starting_time else 0.0

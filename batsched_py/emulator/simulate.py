@@ -11,7 +11,6 @@ from typing import Any, Callable, Optional, Sequence
 
 from procset import ProcSet
 
-from .. import protocol as p
 from .engine import Engine, EngineOptions, Exchange
 from .errors import EmulatorError
 from .events_file import load_events
@@ -107,16 +106,7 @@ def _run_engine(platform, workloads, exchange, output_prefix, energy, events, mm
     writers = OutputWriters(str(output_prefix), energy=energy) if output_prefix is not None else None
     machines = Machines(plat, writers, energy_enabled=energy)
     update, close_bar = _progress_bar(progress)
-    sched_time = [0.0]
-
-    def timed(request: p.Message) -> p.Message:
-        t0 = time.perf_counter()
-        try:
-            return exchange(request)
-        finally:
-            sched_time[0] += time.perf_counter() - t0
-
-    engine = Engine(plat, wls, evs, machines, writers, timed, options, update)
+    engine = Engine(plat, wls, evs, machines, writers, exchange, options, update)
     complete, error = False, None
     try:
         engine.run()
@@ -131,7 +121,7 @@ def _run_engine(platform, workloads, exchange, output_prefix, energy, events, mm
         close_bar()
         if writers is not None:
             writers.close(engine.now, machines.stats(engine.now), nb_jobs=engine.nb_submitted,
-                          scheduling_time=sched_time[0], simulation_time=time.perf_counter() - started,
+                          scheduling_time=engine.exchange_time, simulation_time=time.perf_counter() - started,
                           complete=complete, error=error)
     return SimulationResult(
         end_time=engine.now,

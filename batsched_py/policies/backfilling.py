@@ -26,7 +26,7 @@ from typing import Optional
 
 from ..scheduler import Job, register
 from .base import QueuePolicy
-from .profile import INF, Placement, Profile, fixed
+from .profile import _SCALE, INF, Placement, Profile, fixed
 from .selection import is_stateless
 
 
@@ -69,13 +69,27 @@ class Backfilling(QueuePolicy):
         for job in self.ended:
             profile.remove(job.id)
         admitted = [job for job in self.released if self.admit(job)] if self.released else []
-        if profile.lapsed(self.now):
-            # Reservations ended in the past: a job ran later than planned (power policies,
-            # oracle runtimes).  Plan the queue afresh around the late jobs.
+        now = self.now
+        first = profile.slices[0]
+        if type(now) is float:
+            t = now * _SCALE        # (profile.lapsed() and update_first_slice(), inlined: once per message)
+            if t > first.end:
+                # Reservations ended in the past: a job ran later than planned (power policies,
+                # oracle runtimes).  Plan the queue afresh around the late jobs.
+                for job in self.queue:
+                    profile.remove(job.id)
+                self.replan = True
+                profile.update_first_slice(now)
+            elif t.is_integer():
+                first.begin = int(t)
+            else:
+                profile.update_first_slice(now)
+            return admitted
+        if profile.lapsed(now):
             for job in self.queue:
                 profile.remove(job.id)
             self.replan = True
-        profile.update_first_slice(self.now)
+        profile.update_first_slice(now)
         return admitted
 
 
@@ -110,6 +124,8 @@ class EASY(Backfilling):
         # A job other than the priority one is only kept in the profile if it starts now: with
         # a stateless selector, it is enough to try the first slice (same answer, no undo).
         direct = quick and self.plain_present
+        # planned_duration() not overridden: the walltime (read directly below)
+        plain_duration = type(self).planned_duration is QueuePolicy.planned_duration
         placed = profile.placed
         if not self.ended and not self.replan:
             # Nothing was freed: only the new jobs can start, and only on what is free now.
@@ -120,7 +136,8 @@ class EASY(Backfilling):
                     break
                 if job.id in queued and job is not priority and job.res <= free:
                     if direct and job.id not in placed:
-                        hosts = profile.insert_now(job.id, job.res, self.planned_duration(job), select)
+                        hosts = profile.insert_now(job.id, job.res, job.walltime if plain_duration
+                                                   else self.planned_duration(job), select)
                         if hosts is not None:
                             self.start(job, hosts)
                             free -= job.res
@@ -147,7 +164,8 @@ class EASY(Backfilling):
                     if not now_count:
                         break       # nothing left to start on; later jobs are not priority ones
                     if job.res <= now_count:
-                        hosts = profile.insert_now(job.id, job.res, self.planned_duration(job), select)
+                        hosts = profile.insert_now(job.id, job.res, job.walltime if plain_duration
+                                                   else self.planned_duration(job), select)
                         if hosts is not None:
                             self.start(job, hosts, index=i)
                             now_count = profile.slices[0].available.bit_count()

@@ -99,7 +99,7 @@ class QueuePolicy(Scheduler):
 
     def admit(self, job: Job) -> bool:
         """Reject a job the platform can never run (or without walltime if required); else queue it."""
-        if job.res > len(self.platform) or (self.needs_walltime and not has_walltime(job)):
+        if job.res > len(self.platform.resources) or (self.needs_walltime and job.walltime is None):
             self.reject(job)
             return False
         self.queue.append(job)

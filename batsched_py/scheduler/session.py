@@ -18,6 +18,7 @@ class Session:
         self.started = False
         self.ended = False
         self.messages = 0
+        self._plain_take = type(scheduler).take_decisions is Scheduler.take_decisions
 
     def handle(self, message: p.Message) -> p.Message:
         s = self.scheduler
@@ -27,19 +28,24 @@ class Session:
         if now < s.now:
             raise SessionError(f"Batsim's now went back in time ({now} < {s.now})")
         self.messages += 1
-        s.now = now
-        s._decision_time = now
-        handlers = _HANDLERS
+        s.now = s._decision_time = now
+        get = _HANDLERS.get
         for event in message.events:
-            handler = handlers.get(type(event))
-            if not self.started and not isinstance(event, p.SimulationBegins):
-                raise SessionError(f"first event must be SIMULATION_BEGINS, got {event.TYPE}")
-            if handler is None:
-                raise SessionError(f"{event.TYPE} is not an event Batsim sends")
+            handler = get(type(event))
+            if handler is None or not self.started:
+                if not self.started and not isinstance(event, p.SimulationBegins):
+                    raise SessionError(f"first event must be SIMULATION_BEGINS, got {event.TYPE}")
+                if handler is None:
+                    raise SessionError(f"{event.TYPE} is not an event Batsim sends")
             handler(self, s, event)
         if not self.ended:
             s.schedule()
-        decisions = s.take_decisions()
+        if self._plain_take:            # (take_decisions() inlined: most messages have no decision)
+            decisions = s._outbox
+            if decisions:
+                s._outbox = []
+        else:
+            decisions = s.take_decisions()
         if not decisions or self.ended:
             return p.Message(now, ())   # (SIMULATION_ENDS is answered by an empty message)
         for d in decisions:
@@ -81,7 +87,7 @@ class Session:
         if job is None or job.alloc is None:
             raise SessionError(f"JOB_COMPLETED for {e.job_id}, which was never executed")
         s.jobs.completed(job, e.job_state, e.return_code, e.timestamp)
-        s.platform.release(job.alloc, job.id)
+        s.platform.release_job(job.id)     # (the hosts of job.alloc: allocated by execute())
         s.on_job_completed(job)
 
     def _killed(self, s: Scheduler, e: p.JobKilled) -> None:

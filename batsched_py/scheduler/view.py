@@ -300,9 +300,13 @@ class Platform:
             self._free = None
 
     def release(self, hosts: ProcSet, job_id: str) -> None:
+        self.release_job(job_id, mask_of(hosts))
+
+    def release_job(self, job_id: str, mask: int = -1) -> None:
+        """Release the hosts of ``mask`` (default: all) that job ``job_id`` holds."""
         job_masks = self.job_masks
         own = job_masks.get(job_id, 0)
-        gone = own & mask_of(hosts)     # hosts the job leaves
+        gone = own & mask               # hosts the job leaves
         if not gone:
             return
         if own & ~gone:

@@ -10,8 +10,9 @@ import pytest
 from batsched_py.emulator.platform import (PlatformError, compute_resources_json, load_platform,
                                            parse_speed)
 from test_machines import ALL_CASES, GOLDEN, read_transcript
+from helpers import SHARED
 
-DATA = Path("/work/shared/data")
+DATA = SHARED / "data"
 PLATFORMS = sorted((DATA / "batsim" / "platforms").rglob("*.xml")) + [
     DATA / "gridgym" / "taurus_168_batsim4.xml"] + sorted(GOLDEN.glob("*/inputs/*.xml"))
 

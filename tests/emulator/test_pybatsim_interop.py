@@ -19,13 +19,14 @@ import pytest
 
 from golden_replay import GOLDEN, meta
 from tests.helpers.net import free_tcp_endpoint
+from helpers import SHARED
 
 pytest.importorskip("batsim", reason="pybatsim 3.2.1 (module 'batsim') is not installed")
 PYBATSIM = shutil.which("pybatsim")
 pytestmark = pytest.mark.skipif(PYBATSIM is None, reason="the pybatsim launcher is not on PATH")
 
 ROOT = Path(__file__).resolve().parents[2]
-KTH = Path("/work/shared/golden/large-kth_sp2")
+KTH = SHARED / "golden" / "large-kth_sp2"
 
 
 def _stop(proc: subprocess.Popen) -> None:

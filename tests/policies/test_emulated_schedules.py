@@ -15,10 +15,11 @@ import pytest
 
 from batsched_py.scheduler import create
 from tests.helpers.golden import GOLDEN
+from helpers import SHARED
 
 emulator = pytest.importorskip("batsched_py.emulator")
 
-KTH = Path("/work/shared/golden/large-kth_sp2")
+KTH = SHARED / "golden" / "large-kth_sp2"
 
 
 def differences(result, rows) -> list[str]:

@@ -14,6 +14,7 @@ from batsched_py.protocol import decode_message
 from batsched_py.scheduler import Session, create
 from batsched_py.policies.base import PolicyOptionError
 from tests.helpers.golden import read_transcript
+from helpers import SHARED
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -88,7 +89,7 @@ def test_oracle_reads_runtimes_from_profiles_or_workload(tmp_path):
     assert read_runtimes(str(wl), None) == {"#1": 4.0}
 
 
-WEEKS = Path("/work/shared/data/gridgym/others/workloads/lyon_2016")
+WEEKS = SHARED / "data" / "gridgym" / "others" / "workloads" / "lyon_2016"
 
 
 def study(weeks):
