@@ -19,7 +19,7 @@ is a node), e.g. 12 on Grid'5000 Taurus where a Batsim host models one core.
 import random
 from typing import Any, Callable, Mapping, Optional
 
-from ..scheduler.view import bits_of
+from ..scheduler.view import bits_of, lowest_bits
 
 #: ``selector(available, n)``: host sets are int bitmasks (bit h: host h), see scheduler.view
 Selector = Callable[[int, int], Optional[int]]
@@ -35,15 +35,7 @@ def lowest(available: int, n: int) -> Optional[int]:
         return None
     if n <= 0:
         return 0
-    rest = available                    # (lowest_bits(available, n), inlined: called per placement)
-    while True:                         # run by run of consecutive set bits, lowest first
-        lo = (rest & -rest).bit_length() - 1
-        x = rest >> lo
-        run = (~x & (x + 1)).bit_length() - 1
-        if run >= n:
-            return (available ^ rest) | (((1 << n) - 1) << lo)
-        n -= run
-        rest ^= ((1 << run) - 1) << lo
+    return lowest_bits(available, n)
 
 
 def contiguous(available: int, n: int) -> Optional[int]:
