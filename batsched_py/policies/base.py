@@ -24,11 +24,6 @@ from .queue_order import order_key
 from .selection import Selector, make_selector
 
 
-def has_walltime(job: Job) -> bool:
-    """The view says None when Batsim gives no walltime (-1 or no field)."""
-    return job.walltime is not None
-
-
 class PolicyOptionError(ValueError):
     """An option a policy cannot use; the message names the option."""
 

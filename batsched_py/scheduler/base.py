@@ -14,7 +14,7 @@ from typing import Any, Iterable, Mapping, Optional
 from procset import ProcSet
 
 from .. import protocol as p
-from .view import HostState, Job, Jobs, JobStatus, Platform, mask_of, procset_of, procset_of_mask
+from .view import Job, Jobs, JobStatus, Platform, mask_of, procset_of, procset_of_mask
 
 
 _QUEUED = JobStatus.QUEUED
@@ -51,7 +51,6 @@ class Scheduler:
         self.finished = False
         self._decision_time = 0.0
         self._outbox: list[p.Event] = []
-        self._wakeups: set[float] = set()   # CALL_ME_LATER times asked and not yet delivered
 
     # --- callbacks: override what the policy needs -------------------------------------
     def on_simulation_begins(self, event: p.SimulationBegins) -> None: ...
@@ -142,7 +141,6 @@ class Scheduler:
     def call_me_later(self, at: float) -> None:
         if not at > self._decision_time:
             raise DecisionError(f"CALL_ME_LATER at t={at}: must be strictly after now={self._decision_time}")
-        self._wakeups.add(at)
         self._send(p.CallMeLater(self._decision_time, at))
 
     def set_pstate(self, hosts: ProcSet | Iterable[int] | int, pstate: int) -> None:

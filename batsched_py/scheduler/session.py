@@ -100,7 +100,6 @@ class Session:
         s.on_resource_state_changed(e.resources, pstate)
 
     def _requested_call(self, s: Scheduler, e: p.RequestedCall) -> None:
-        s._wakeups.discard(e.timestamp)
         s.on_requested_call()
 
     def _notify(self, s: Scheduler, e: p.Notify) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 import csv
 import gzip
 import json
-import math
 from pathlib import Path
 
 from batsched_py import protocol as p

@@ -9,7 +9,6 @@ the messages it receives.
 import csv
 import gzip
 import json
-from pathlib import Path
 
 import pytest
 

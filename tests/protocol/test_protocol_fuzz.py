@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import copy
 import json
-import math
 
 import pytest
-from hypothesis import HealthCheck, assume, example, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from batsched_py import protocol as p

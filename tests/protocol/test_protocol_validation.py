@@ -159,7 +159,6 @@ def test_unknown_fields_survive_round_trip():
 
 
 from hypothesis import given, strategies as st  # noqa: E402
-from procset import ProcSet  # noqa: E402
 
 from batsched_py.protocol.intervals import procset_from_intervals  # noqa: E402
 
