@@ -84,6 +84,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="endpoint to bind (default: %(default)s, loopback only)")
     sp.add_argument("--timeout", type=float, default=600.0,
                     help="give up when Batsim is silent this many seconds (0: wait forever; default %(default)s)")
+    sp.add_argument("--busy-wait", type=float, default=1000.0, metavar="MICROSECONDS",
+                    help="after each reply, poll this long for the next request before sleeping: a shorter "
+                         "round trip for at most this much CPU per message (0: always sleep; "
+                         "default %(default)g)")
     sp.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
 
     sub.add_parser("list-schedulers", help="list the registered policies",
@@ -158,7 +162,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from .scheduler import create
     from .transport.zmq_server import serve
     scheduler = _create_scheduler(create, args.scheduler, parse_options(args.config))
-    session = serve(scheduler, args.socket, timeout=args.timeout or None)
+    if args.busy_wait < 0:
+        raise CliError(f"--busy-wait must be >= 0 microseconds, got {args.busy_wait:g}")
+    session = serve(scheduler, args.socket, timeout=args.timeout or None, busy_wait=args.busy_wait / 1e6)
     if not args.quiet:
         jobs = scheduler.jobs
         print(f"batsched-py serve: simulation ended at t={scheduler.now:g} after {session.messages} messages; "

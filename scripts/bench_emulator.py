@@ -5,19 +5,25 @@
    whose start or hosts differ from real Batsim + batsched easy_bf, and the split between the
    scheduler (``Session.handle``: the ``scheduling_time`` the run itself measures) and the engine
    side (the rest: loading, engine, machines, outputs, result).
+   Reference, same inputs and policy: real Batsim over ZeroMQ when a ``batsim`` binary is on PATH
+   (or ``$BATSCHED_PY_BATSIM`` names one), timed in this run; otherwise the ``simulation_time``
+   real Batsim 4.2.1 + batsched easy_bf recorded in the golden case's schedule.csv.
 2. HPC2N and SDSC-BLUE (``convert_swf``, delay profiles) cut at 25k, 50k, 100k, 200k jobs, each
    run in a fresh process (its own peak RSS): jobs/s per length and the fitted exponent of time
    vs n (least squares on log-log).
 
-Usage: python scripts/bench_emulator.py [--quick]   (--quick: KTH only)
+Usage: python scripts/bench_emulator.py [--quick] [--runs N]   (--quick: KTH only; N: best of, default 3)
 """
 from __future__ import annotations
 
+import argparse
 import csv
 import gzip
 import json
 import math
+import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,7 +35,7 @@ from batsched_py.platforms.generate import plain_cluster, platform_xml
 from batsched_py.scheduler import create
 from batsched_py.workloads import ConvertOptions, convert_swf
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+SHARED = Path(os.environ.get("BATSCHED_PY_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 KTH = SHARED / "golden" / "large-kth_sp2"
 SWF = SHARED / "data" / "swf"
 TRACES = ("HPC2N-2002-2.2-cln.swf.gz", "SDSC-BLUE-2000-4.2-cln.swf.gz")
@@ -40,11 +46,11 @@ def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def run_kth(rows: list) -> None:
+def run_kth(rows: list, runs: int) -> None:
     inputs = KTH / "inputs"
     platform, workload = inputs / "energy_platform_homogeneous_no_net_128.xml", inputs / "kth_sp2.json"
     best = None
-    for _ in range(3):
+    for _ in range(runs):
         with tempfile.TemporaryDirectory() as tmp:
             t0 = time.perf_counter()
             res = simulate(platform, [workload], create("easy"), output_prefix=Path(tmp) / "out", mmax=100)
@@ -64,6 +70,27 @@ def run_kth(rows: list) -> None:
           f"{diff} jobs differ from Batsim easy_bf", flush=True)
     rows.append(("KTH-SP2 easy (whole run)", f"{dt:.2f} s", f"{len(res.jobs) / dt:,.0f}",
                  f"scheduler {sched:.2f} s, engine {dt - sched:.2f} s", f"{peak_mb():.0f} MB", f"{diff} differ"))
+    label, ref = real_batsim_reference(platform, workload)
+    print(f"reference: {label}: {ref:.2f} s; in-process emulator {ref / dt:.1f}x faster "
+          f"(target: 10x, time under {ref / 10:.2f} s: {'met' if dt <= ref / 10 else 'not met'})", flush=True)
+    rows.append((f"reference: {label}", f"{ref:.2f} s", "", f"ours {ref / dt:.1f}x faster", "", ""))
+
+
+def real_batsim_reference(platform: Path, workload: Path) -> tuple[str, float]:
+    """Real Batsim with the same policy over ZeroMQ, timed now when there is a binary; else the
+    wall time real Batsim 4.2.1 + batsched easy_bf recorded for this case."""
+    from batsched_py.launcher.process import ENV_COMMAND, batsim_command
+    if os.environ.get(ENV_COMMAND) or shutil.which("batsim"):
+        command = " ".join(batsim_command())
+        from batsched_py.runner import run_simulation
+        with tempfile.TemporaryDirectory() as tmp:
+            t0 = time.perf_counter()
+            run_simulation(platform, [workload], "easy", export=str(Path(tmp) / "out"), mmax=100,
+                           backend="batsim")
+            return f"`{command}` + our easy over ZeroMQ (this run)", time.perf_counter() - t0
+    with open(KTH / "easy_bf_schedule.csv") as f:
+        recorded = float(next(csv.DictReader(f))["simulation_time"])
+    return "real Batsim 4.2.1 + batsched easy_bf (recorded; no batsim on PATH)", recorded
 
 
 _CHILD = """
@@ -134,9 +161,13 @@ def run_swf(rows: list) -> None:
 def main() -> None:
     if not KTH.exists():
         sys.exit(f"{KTH} not found")
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="KTH-SP2 only, no scaling runs")
+    ap.add_argument("--runs", type=int, default=3, help="KTH-SP2 runs, best of (default %(default)s)")
+    args = ap.parse_args()
     rows: list = []
-    run_kth(rows)
-    if "--quick" not in sys.argv:
+    run_kth(rows, max(1, args.runs))
+    if not args.quick:
         run_swf(rows)
     print("\n| run | time | jobs/s | split | peak RSS | vs Batsim |\n|---|---|---|---|---|---|")
     for r in rows:

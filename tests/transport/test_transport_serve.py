@@ -43,9 +43,9 @@ def _assert_clean_failure(server: ServeProcess, *words: str) -> str:
 
 # --- golden replays ----------------------------------------------------------------------------
 
-def _replay(policy, case, endpoint):
+def _replay(policy, case, endpoint, *extra):
     transcript = read_transcript(case)
-    with ServeProcess(policy, endpoint) as server:
+    with ServeProcess(policy, endpoint, *extra) as server:
         server.wait_listening()
         replies = replay_batsim_side(endpoint, transcript, timeout=10)
         code = server.wait(PROMPT)
@@ -67,6 +67,50 @@ def test_easy_replays_golden(case, free_tcp_endpoint):
     if "easy" not in available():
         pytest.skip("policy 'easy' is not registered yet (batsched_py/policies)")
     _replay("easy", case, free_tcp_endpoint)
+
+
+@pytest.mark.golden
+@pytest.mark.parametrize("busy_wait", ["0", "50000"])
+def test_replays_golden_whatever_the_busy_wait(busy_wait, free_tcp_endpoint):
+    # 0: always block in recv; 50 ms: nearly every request arrives while polling.
+    _replay("fcfs", "fcfs_fast-e128-semantics-E", free_tcp_endpoint, "--busy-wait", busy_wait)
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="needs Linux /proc")
+def test_busy_wait_is_bounded_while_batsim_is_silent(free_tcp_endpoint):
+    """Polling stops after --busy-wait: a Batsim that computes for a second costs no CPU here."""
+    with ServeProcess("fcfs", free_tcp_endpoint, "--busy-wait", "2000") as server:
+        server.wait_listening()
+        sock = _begin(free_tcp_endpoint)
+        try:
+            before = _cpu_seconds(server.proc.pid)
+            time.sleep(1.0)
+            assert _cpu_seconds(server.proc.pid) - before < 0.2
+            sock.send(json.dumps(message(1, submitted("w!1", 1, 1))).encode())
+            reply = json.loads(sock.recv())
+            assert [e["type"] for e in reply["events"]] == ["EXECUTE_JOB"]
+        finally:
+            sock.close(linger=0)
+
+
+def test_timeout_shorter_than_busy_wait(free_tcp_endpoint):
+    with ServeProcess("fcfs", free_tcp_endpoint, "--busy-wait", "5000000", timeout=0.5) as server:
+        server.wait_listening()
+        sock = _begin(free_tcp_endpoint)
+        try:
+            _assert_clean_failure(server, "no message from Batsim", "0.5 s")
+        finally:
+            sock.close(linger=0)
+
+
+def test_negative_busy_wait(free_tcp_endpoint):
+    with ServeProcess("fcfs", free_tcp_endpoint, "--busy-wait", "-1") as server:
+        _assert_clean_failure(server, "--busy-wait must be >= 0")
 
 
 def test_quiet_success(free_tcp_endpoint):

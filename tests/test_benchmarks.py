@@ -1,0 +1,45 @@
+"""The benchmark scripts run and print their figures (their targets are reported, not asserted)."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import SHARED
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    full_env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, *args], cwd=ROOT, env=full_env, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_bench_serve_prints_round_trips_and_floors(tmp_path):
+    out = tmp_path / "figures.json"
+    done = _run("scripts/bench_serve.py", "--jobs", "300", "--runs", "1", "--json", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "batsched-py easy" in done.stdout
+    figures = json.loads(out.read_text())
+    ours = figures["batsched-py easy"]
+    assert ours["runs"][0]["executed"] == 300 and ours["median"] > 0
+    if "pybatsim easyBackfill" in figures:   # installed by .ci/run
+        assert figures["pybatsim easyBackfill"]["runs"][0]["executed"] == 300
+        assert "ratio ours/pybatsim: median" in done.stdout
+        assert figures["echo_floor_block"] > 0 and figures["echo_floor_poll"] > 0
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (SHARED / "golden" / "large-kth_sp2").exists(), reason="needs ../shared/golden/large-kth_sp2")
+def test_bench_emulator_compares_with_a_batsim_binary():
+    # `batsched-py emulate` stands in for the batsim binary: the script must time it over ZeroMQ.
+    stand_in = f"{sys.executable} -m batsched_py.cli emulate"
+    done = _run("scripts/bench_emulator.py", "--quick", "--runs", "1", env={"BATSCHED_PY_BATSIM": stand_in})
+    assert done.returncode == 0, done.stderr
+    assert "27954 jobs in" in done.stdout and "0 jobs differ from Batsim easy_bf" in done.stdout
+    assert f"`{stand_in}` + our easy over ZeroMQ (this run)" in done.stdout
+    assert "x faster (target: 10x" in done.stdout
