@@ -84,10 +84,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="endpoint to bind (default: %(default)s, loopback only)")
     sp.add_argument("--timeout", type=float, default=600.0,
                     help="give up when Batsim is silent this many seconds (0: wait forever; default %(default)s)")
-    sp.add_argument("--busy-wait", type=float, default=1000.0, metavar="MICROSECONDS",
+    sp.add_argument("--busy-wait", type=float, default=0.0, metavar="MICROSECONDS",
                     help="after each reply, poll this long for the next request before sleeping: a shorter "
-                         "round trip for at most this much CPU per message (0: always sleep; "
-                         "default %(default)g)")
+                         "round trip on an idle machine, for at most this much CPU per message; do not use "
+                         "it when simulations share the cores (default %(default)g: always sleep)")
     sp.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
 
     sub.add_parser("list-schedulers", help="list the registered policies",

@@ -27,10 +27,14 @@ def test_bench_serve_prints_round_trips_and_floors(tmp_path):
     figures = json.loads(out.read_text())
     ours = figures["batsched-py easy"]
     assert ours["runs"][0]["executed"] == 300 and ours["median"] > 0
+    polling = figures["batsched-py easy --busy-wait 1000"]
+    assert polling["runs"][0]["executed"] == 300 and polling["median"] > 0
+    assert figures["echo_floor_block"] > 0 and figures["echo_floor_poll"] > 0
     if "pybatsim easyBackfill" in figures:   # installed by .ci/run
         assert figures["pybatsim easyBackfill"]["runs"][0]["executed"] == 300
-        assert "ratio ours/pybatsim: median" in done.stdout
-        assert figures["echo_floor_block"] > 0 and figures["echo_floor_poll"] > 0
+        for label in ("batsched-py easy", "batsched-py easy --busy-wait 1000"):
+            assert f"ratio {label} / pybatsim: median" in done.stdout
+            assert figures[f"ratio_median {label}"] > 0
 
 
 @pytest.mark.slow

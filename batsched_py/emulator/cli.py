@@ -48,6 +48,10 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("-t", "--disable-schedule-tracing", action="store_true")
     ap.add_argument("-T", "--disable-machine-state-tracing", action="store_true")
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for each reply (emulator only)")
+    ap.add_argument("--busy-wait", type=float, default=0.0, metavar="MICROSECONDS",
+                    help="poll this long for each reply before sleeping: shorter round trips on an idle "
+                         "machine for at most this much CPU per message (default %(default)g: always sleep; "
+                         "emulator only)")
     ap.add_argument("--progress", action="store_true", help="progress bar on stderr (emulator only)")
     return ap
 
@@ -61,6 +65,8 @@ def _parse(args: Sequence[str]) -> argparse.Namespace:
     ns = build_parser().parse_args(list(args))
     if not ns.workload:
         raise EmulatorError("emulate: at least one -w/--workload is needed (workflows are not supported)")
+    if ns.busy_wait < 0:
+        raise EmulatorError(f"emulate: --busy-wait must be >= 0 microseconds, got {ns.busy_wait:g}")
     if ns.acknowledge_dynamic_jobs and not ns.enable_dynamic_jobs:
         raise EmulatorError("emulate: --acknowledge-dynamic-jobs needs --enable-dynamic-jobs")
     return ns
@@ -93,7 +99,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 0
     try:
         ns = _parse(args)
-        with ZmqPeer(ns.socket_endpoint, ns.timeout) as peer:
+        with ZmqPeer(ns.socket_endpoint, ns.timeout, ns.busy_wait / 1e6) as peer:
             result = emulate(args, peer)
     except (EmulatorError, PlatformError, OSError) as exc:
         print(f"batsched-py emulate: error: {exc}", file=sys.stderr)

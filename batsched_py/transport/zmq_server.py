@@ -7,12 +7,9 @@ import zmq
 
 from .. import protocol as p
 from ..scheduler import DecisionError, Scheduler, Session, SessionError
+from .polling import DEFAULT_BUSY_WAIT, recv_polling
 
 DEFAULT_ENDPOINT = "tcp://127.0.0.1:28000"  # loopback: a scheduler is not a public service
-# After each reply, poll without blocking for this long before sleeping in recv.  Batsim usually
-# answers within tens of microseconds, and waking a thread blocked in recv costs about 100 us on
-# a small VM (measured by scripts/bench_serve.py), more than the policy's own work.
-DEFAULT_BUSY_WAIT = 0.001
 
 
 class PeerTimeout(TimeoutError):
@@ -77,14 +74,9 @@ _SLICE_MS = 500
 
 def _receive(sock: zmq.Socket, timeout: Optional[float], slice_s: float, endpoint: str,
              watchdog: Optional[Callable[[], None]], busy_wait: float) -> bytes:
-    if busy_wait:
-        give_up = time.perf_counter() + busy_wait
-        while True:
-            try:
-                return sock.recv(zmq.NOBLOCK)
-            except zmq.Again:
-                if time.perf_counter() >= give_up:
-                    break
+    raw = recv_polling(sock, busy_wait)
+    if raw is not None:
+        return raw
     deadline = None
     while True:
         try:

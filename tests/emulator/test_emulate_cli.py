@@ -5,6 +5,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -44,13 +45,16 @@ class ReplayServer(threading.Thread):
 
 
 @pytest.mark.golden
-@pytest.mark.parametrize("case", ["killer-e128-semantics", "pybatsim_fillerevents-e128-events"])
-def test_cli_over_zmq(case, tmp_path):
+@pytest.mark.parametrize("case, busy_wait", [("killer-e128-semantics", "0"),
+                                             ("pybatsim_fillerevents-e128-events", "0"),
+                                             ("killer-e128-semantics", "100000")])
+def test_cli_over_zmq(case, busy_wait, tmp_path):
     endpoint = f"tcp://127.0.0.1:{free_port()}"
     lines = transcript(case)
     server = ReplayServer(lines, endpoint)
     server.start()
-    args = meta(case)["batsim_args"] + ["-e", str(tmp_path / "out"), "-s", endpoint, "--timeout", "20"]
+    args = meta(case)["batsim_args"] + ["-e", str(tmp_path / "out"), "-s", endpoint, "--timeout", "20",
+                                        "--busy-wait", busy_wait]
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.run([sys.executable, "-m", "batsched_py.cli", "emulate", *args], cwd=GOLDEN / case,
                           env=env, capture_output=True, text=True, timeout=60)
@@ -77,6 +81,30 @@ def test_silent_scheduler_times_out(tmp_path, capsys):
     assert code == 2
     assert "did not reply" in err and len(err.strip().splitlines()) == 1
     assert (tmp_path / "out_INCOMPLETE").exists()
+
+
+def test_silent_scheduler_times_out_while_polling(tmp_path, capsys):
+    # A polling budget longer than --timeout is cut to it: the error still comes after 0.3 s.
+    endpoint = f"tcp://127.0.0.1:{free_port()}"
+    sock = zmq.Context.instance().socket(zmq.REP)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.bind(endpoint)
+    case = GOLDEN / "killer-e128-semantics"
+    t0 = time.monotonic()
+    try:
+        code = main(["-p", str(case / "inputs/energy_platform_homogeneous_no_net_128.xml"),
+                     "-w", str(case / "inputs/semantics_8.json"), "-e", str(tmp_path / "out"),
+                     "-s", endpoint, "--timeout", "0.3", "--busy-wait", "5000000"])
+    finally:
+        sock.close(0)
+    assert time.monotonic() - t0 < 3.0
+    assert code == 2
+    assert "did not reply within 0.3 s" in capsys.readouterr().err
+
+
+def test_negative_busy_wait_is_refused(capsys):
+    assert main(["-p", "x.xml", "-w", "w.json", "--busy-wait", "-5"]) == 2
+    assert "--busy-wait must be >= 0" in capsys.readouterr().err
 
 
 def test_unsupported_flag_is_refused(capsys):
