@@ -175,18 +175,29 @@ class SimulationBegins(Event):
 
     @classmethod
     def from_data(cls, timestamp, data, where):
-        compute = f.get(data, "compute_resources", list, where)
+        compute = tuple(ResourceInfo.from_data(r, f"{where}.compute_resources[{i}]")
+                        for i, r in enumerate(f.get(data, "compute_resources", list, where)))
+        # Batsim numbers compute resources 0..n-1 in order (storage ones come after); schedulers
+        # index hosts by id, so anything else would silently mix hosts up.
+        for i, r in enumerate(compute):
+            if r.id != i:
+                raise ProtocolError(f"compute resource {r.name!r} has id {r.id}, expected {i} (Batsim numbers "
+                                    f"compute resources 0..{len(compute) - 1} in order)",
+                                    f"{where}.compute_resources[{i}].id")
+        nb_compute = f.get(data, "nb_compute_resources", int, where)
+        if nb_compute != len(compute):
+            raise ProtocolError(f"nb_compute_resources is {nb_compute} but compute_resources lists "
+                                f"{len(compute)}", f"{where}.nb_compute_resources")
         storage = f.get(data, "storage_resources", list, where, None)
         return cls(
             timestamp,
             nb_resources=f.get(data, "nb_resources", int, where),
-            nb_compute_resources=f.get(data, "nb_compute_resources", int, where),
+            nb_compute_resources=nb_compute,
             nb_storage_resources=f.get(data, "nb_storage_resources", int, where, 0),
             allow_compute_sharing=f.get(data, "allow_compute_sharing", bool, where, False),
             allow_storage_sharing=f.get(data, "allow_storage_sharing", bool, where, True),
             config=f.get(data, "config", dict, where, {}),
-            compute_resources=tuple(ResourceInfo.from_data(r, f"{where}.compute_resources[{i}]")
-                                    for i, r in enumerate(compute)),
+            compute_resources=compute,
             storage_resources=None if storage is None else tuple(
                 ResourceInfo.from_data(r, f"{where}.storage_resources[{i}]") for i, r in enumerate(storage)),
             workloads=f.get(data, "workloads", dict, where, None),
