@@ -117,8 +117,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="directories holding Batsim outputs of other schedulers (out_jobs.csv, ...)")
     cp.add_argument("-j", "--jobs", type=int, default=0, help="parallel runs (default: number of cores)")
     cp.add_argument("--no-plots", action="store_true", help="skip the plots")
-    cp.add_argument("--time-unit", default="s", help="time unit of the inputs, for plot axes (default: s; "
-                                                      "the Grid'5000 Taurus examples use min)")
+    for q in (rp, cp):
+        q.add_argument("--time-unit", default="s",
+                       help="time unit of the inputs, for labels (default: s; the Grid'5000 Taurus examples "
+                            "use min, their energies are then in W·min)")
     for name, (module, text) in DELEGATED.items():
         sub.add_parser(name, help=text, add_help=False)
     return parser
@@ -198,7 +200,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     prefix = run_simulation(args.platform, args.workload, args.scheduler, parse_options(args.config),
                             export=args.export, energy=args.energy, events=args.events, mmax=args.mmax,
                             backend=args.backend, timeout=args.timeout, progress=not args.no_progress)
-    print_summary(prefix, args.scheduler, args.platform, energy=args.energy)
+    print_summary(prefix, args.scheduler, args.platform, energy=args.energy, time_unit=args.time_unit)
     return 0
 
 

@@ -77,12 +77,13 @@ def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
         from .plots import comparison_plots
         from .plots.gantt import plot_gantt
         from .plots.power import plot_power_states
-        paths = comparison_plots(results, outdir, platform=platform)
+        paths = comparison_plots(results, outdir, platform=platform, time_unit=args.time_unit)
         for label, prefix in results.items():
             rundir = outdir / _safe(label)  # published runs are read, never written into
             rundir.mkdir(exist_ok=True)
             paths += plot_gantt(prefix, rundir / "gantt", title=f"{label}: jobs", time_unit=args.time_unit)
-            paths += plot_power_states(prefix, rundir / "power_states", time_unit=args.time_unit)
+            paths += plot_power_states(prefix, rundir / "power_states", time_unit=args.time_unit,
+                                       title=f"{label}: power and machine states")
         for path in paths:
             print(f"plot: {path}", file=sys.stderr)
     print(f"table: {outdir / 'comparison.csv'}", file=sys.stderr)

@@ -27,23 +27,26 @@ def run_simulation(platform: Path, workloads: Sequence[Path], scheduler: str,
                        energy=energy, events=list(events), mmax=mmax, timeout=timeout))
 
 
+# (key, label, format); {t} and {e} in labels are the time and energy units.
 SUMMARY_FIELDS = (
     ("nb_jobs", "jobs", "{:.0f}"),
     ("nb_jobs_success", "succeeded", "{:.0f}"),
-    ("makespan", "makespan (s)", "{:.1f}"),
-    ("waiting_time_mean", "mean waiting time (s)", "{:.1f}"),
+    ("makespan", "makespan ({t})", "{:.1f}"),
+    ("waiting_time_mean", "mean waiting time ({t})", "{:.1f}"),
     ("slowdown_mean", "mean slowdown", "{:.3f}"),
-    ("bounded_slowdown_mean", "mean bounded slowdown (10 s)", "{:.3f}"),
+    ("bounded_slowdown_mean", "mean bounded slowdown (10 {t})", "{:.3f}"),
     ("utilisation", "utilisation", "{:.3f}"),
-    ("energy_total", "energy (J)", "{:.6g}"),
-    ("energy_wasted", "wasted energy, idle + switching (J)", "{:.6g}"),
+    ("energy_total", "energy ({e})", "{:.6g}"),
+    ("energy_wasted", "wasted energy, idle + switching ({e})", "{:.6g}"),
 )
 
 
 def print_summary(prefix: Path, name: str, platform: Optional[Path] = None, energy: bool = False,
-                  file=None) -> dict[str, Any]:
+                  file=None, time_unit: str = "s") -> dict[str, Any]:
     from .metrics import compare_table
+    from .metrics.energy import energy_unit
     file = file or sys.stdout  # looked up at call time, so redirections apply
+    units = {"t": time_unit, "e": energy_unit(time_unit)}
     row = compare_table({name: Path(prefix)}, platform if energy else None)[0]
     print(f"{name}: outputs in {prefix}_*.csv", file=file)
     for key, label, fmt in SUMMARY_FIELDS:
@@ -51,5 +54,5 @@ def print_summary(prefix: Path, name: str, platform: Optional[Path] = None, ener
             continue
         if key.startswith("energy_") and not energy:
             continue
-        print(f"  {label:<36} {fmt.format(float(row[key]))}", file=file)
+        print(f"  {label.format(**units):<36} {fmt.format(float(row[key]))}", file=file)
     return row

@@ -32,20 +32,21 @@ def test_run_reproduces_the_golden_jobs_file(tmp_path, capsys):
         for column in ("starting_time", "finish_time", "allocated_resources", "final_state", "consumed_energy"):
             assert ours[job_id][column] == row[column], (job_id, column)
     summary = capsys.readouterr().out
-    assert "fcfs: outputs in" in summary and "makespan" in summary and "energy" in summary
+    assert "fcfs: outputs in" in summary and "makespan (s)" in summary and "energy (J)" in summary
 
 
 def test_run_console_script_on_the_shipped_example(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "batsched_py.cli", "run",
                            "-p", str(REPO / "platforms/taurus_168.xml"),
                            "-w", str(REPO / "workloads/taurus_2016-03-27.json"),
-                           "--scheduler", "easy", "-E", "-e", str(tmp_path / "week")],
+                           "--scheduler", "easy", "-E", "-e", str(tmp_path / "week"), "--time-unit", "min"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     for suffix in ("jobs", "schedule", "machine_states", "consumed_energy", "pstate_changes"):
         assert (tmp_path / f"week_{suffix}.csv").is_file(), suffix
     assert len(_rows(tmp_path / "week_jobs.csv")) == 77
-    assert "jobs" in proc.stdout and "wasted energy" in proc.stdout
+    assert "jobs" in proc.stdout and "wasted energy, idle + switching (W·min)" in proc.stdout
+    assert "makespan (min)" in proc.stdout and "(J)" not in proc.stdout
 
 
 def test_run_refuses_bad_inputs_in_one_line(tmp_path, capsys):

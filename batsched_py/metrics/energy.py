@@ -24,6 +24,12 @@ from procset import ProcSet
 
 from .io import floats, output_path, read_columns
 
+def energy_unit(time_unit: str) -> str:
+    """Unit of the energies Batsim writes when the platform counts time in ``time_unit``:
+    SimGrid integrates watts over its own time unit."""
+    return "J" if time_unit == "s" else f"W·{time_unit}"
+
+
 STATE_COLUMNS = ["nb_sleeping", "nb_switching_on", "nb_switching_off", "nb_idle", "nb_computing"]
 SWITCHING_OFF = -2
 

@@ -20,12 +20,15 @@ def _parser() -> argparse.ArgumentParser:
     e = sub.add_parser("power", help="power and machine states over time")
     e.add_argument("source")
     e.add_argument("-o", "--output", required=True, help="output path without extension")
-    for q in (g, e):
-        q.add_argument("--time-unit", default="s", help="label of the time axis unit (s)")
     c = sub.add_parser("compare", help="bar charts and CDFs comparing runs")
     c.add_argument("sources", nargs="+", metavar="[NAME=]SOURCE")
     c.add_argument("-o", "--outdir", required=True, help="directory for the figures")
     c.add_argument("-p", "--platform", help="platform XML (for wasted energy)")
+    for q in (g, e, c):
+        q.add_argument("--time-unit", default="s",
+                       help="the platform's time unit, for labels (default: s; energies are then W x unit)")
+    for q in (g, e):
+        q.add_argument("--title", help="figure title (default: names the source)")
     return p
 
 
@@ -34,13 +37,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "gantt":
             from .gantt import plot_gantt
-            paths = plot_gantt(args.source, args.output, time_unit=args.time_unit)
+            paths = plot_gantt(args.source, args.output, title=args.title, time_unit=args.time_unit)
         elif args.command == "power":
             from .power import plot_power_states
-            paths = plot_power_states(args.source, args.output, time_unit=args.time_unit)
+            paths = plot_power_states(args.source, args.output, time_unit=args.time_unit, title=args.title)
         else:
             from .compare import comparison_plots
-            paths = comparison_plots(parse_sources(args.sources), args.outdir, args.platform)
+            paths = comparison_plots(parse_sources(args.sources), args.outdir, args.platform, args.time_unit)
     except (ImportError, MetricsInputError, ValueError, OSError) as exc:
         print(f"plot: error: {exc}", file=sys.stderr)
         return 2

@@ -6,15 +6,17 @@ from pathlib import Path
 import numpy as np
 
 from ..metrics.compare import compare_table
+from ..metrics.energy import energy_unit
 from ..metrics.io import require_path
 from ..metrics.jobs import read_jobs
 from ._mpl import pyplot, save
 
-BAR_METRICS = {"waiting_time_mean": "mean waiting time (s)",
+# Axis labels; {t} and {e} are the time and energy units.
+BAR_METRICS = {"waiting_time_mean": "mean waiting time ({t})",
                "bounded_slowdown_mean": "mean bounded slowdown",
-               "makespan": "makespan (s)", "utilisation": "utilisation",
-               "energy_total": "energy (J)", "energy_wasted": "wasted energy (J)"}
-CDF_METRICS = {"waiting_time": "waiting time (s)", "slowdown": "slowdown",
+               "makespan": "makespan ({t})", "utilisation": "utilisation",
+               "energy_total": "energy ({e})", "energy_wasted": "wasted energy ({e})"}
+CDF_METRICS = {"waiting_time": "waiting time ({t})", "slowdown": "slowdown",
                "bounded_slowdown": "bounded slowdown"}
 
 
@@ -56,17 +58,19 @@ def plot_cdfs(results: dict[str, Path], metric: str, out: str | Path,
 
 
 def comparison_plots(results: dict[str, Path], outdir: str | Path,
-                     platform: str | Path | None = None) -> list[Path]:
+                     platform: str | Path | None = None, time_unit: str = "s") -> list[Path]:
     """Bar charts of the main metrics and CDFs of waiting time and slowdowns.
 
-    Metrics that no run has (e.g. energy without -E) are skipped.
+    Metrics that no run has (e.g. energy without -E) are skipped. ``time_unit``: the
+    platform's time unit, for the labels (energies are then in watt x that unit).
     """
     outdir = Path(outdir)
+    units = {"t": time_unit, "e": energy_unit(time_unit)}
     rows = compare_table(results, platform)
     written: list[Path] = []
     for metric, label in BAR_METRICS.items():
         if any(np.isfinite(float(r.get(metric, np.nan))) for r in rows):
-            written += plot_bars(rows, metric, outdir / f"bar_{metric}", label)
+            written += plot_bars(rows, metric, outdir / f"bar_{metric}", label.format(**units))
     for metric, label in CDF_METRICS.items():
-        written += plot_cdfs(results, metric, outdir / f"cdf_{metric}", label)
+        written += plot_cdfs(results, metric, outdir / f"cdf_{metric}", label.format(**units))
     return written

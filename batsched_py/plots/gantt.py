@@ -30,6 +30,6 @@ def plot_gantt(source: str | Path, out: str | Path, title: str | None = None,
     ax.set_xlabel(f"time ({time_unit})")
     ax.set_ylabel("host")
     ax.set_ylim(0, max_host + 1)
-    ax.set_title(title or f"Gantt chart: {Path(source).name} ({int(table.finished.sum())} jobs; "
+    ax.set_title(title or f"Gantt chart: {source} ({int(table.finished.sum())} jobs; "
                           "hatched = killed/failed)")
     return save(fig, out)

@@ -21,7 +21,8 @@ def _power_series(path: Path) -> tuple[np.ndarray, np.ndarray]:
     return t[keep], power
 
 
-def plot_power_states(source: str | Path, out: str | Path, time_unit: str = "s") -> list[Path]:
+def plot_power_states(source: str | Path, out: str | Path, time_unit: str = "s",
+                      title: str | None = None) -> list[Path]:
     """Top: power drawn (W); bottom: stacked number of machines per state."""
     plt = pyplot()
     states = output_path(source, "machine_states")
@@ -35,7 +36,6 @@ def plot_power_states(source: str | Path, out: str | Path, time_unit: str = "s")
         t, p = _power_series(energy)
         axes[0].step(t, p, where="post", color="tab:red", label="power")
         axes[0].set_ylabel("power (W)")
-        axes[0].set_title(f"Power and machine states: {Path(source).name}")
         axes[0].legend(loc="upper right")
     cols = read_columns(states, ["time", *STATE_COLUMNS])
     t = floats(cols, "time", states)
@@ -47,4 +47,5 @@ def plot_power_states(source: str | Path, out: str | Path, time_unit: str = "s")
     axes[-1].set_ylabel("machines")
     axes[-1].set_xlabel(f"time ({time_unit})")
     axes[-1].legend(loc="upper right", fontsize="small", ncol=5)
+    axes[0].set_title(title or f"{'Power and machine' if energy else 'Machine'} states: {source}")
     return save(fig, out)
