@@ -10,6 +10,11 @@ How Batsim orders things (learnt from its sources and SimGrid's, checked against
   which also ends sleeps shorter than SimGrid's precision). After each one, if the scheduler is
   ready (its last reply has been fully applied) and the mailbox is empty, it sends what it has
   buffered (or SIMULATION_ENDS once nothing can happen any more).
+- A message is 1 byte.  On a platform whose master host has SimGrid's implicit loopback link
+  (a Full/Floyd/Dijkstra zone), one sent by an actor of the master host (submitters, waiters, the
+  request-reply actor) crosses it, at 10 GB/s: 1e-10 s, during which the clock moves and other
+  actions may end.  Job executors and switch actors run on compute hosts, which have no route to
+  the master host: their messages take no time, as every message on Vivaldi platforms.
 - A sender that posts a follow-up (a submitter's "bye" after its last submission) does so only
   after the server took its message, i.e. after that emptiness check: this is why a lone last
   submission is sent alone and NOTIFY no_more_static_job_to_submit comes in the next message.
@@ -141,7 +146,9 @@ class Engine:
         self._mailbox: deque = deque()
         self._due: list = []                   # posted at time 0, before the first reply is applied
         # Posted once the mailbox is empty: switch completions and, with -E, ends of jobs whose last
-        # task is parallel_homogeneous (empirical, see _task_done).
+        # task is parallel_homogeneous.  An approximation of SimGrid's scheduling rounds: those
+        # actors make simcalls before their put (set_pstate; energy reads of hosts not updated
+        # now), one round each (scripts/simgrid_study/README.md).
         self._late: list = []
         self._out: list[p.Event] = []          # events buffered for the next request
         self._ready = False
@@ -163,6 +170,11 @@ class Engine:
         # speed is that one (saves a walk over the allocation per task).
         speeds = {h.pstates[h.default_pstate].speed for h in platform.hosts}
         self._uniform_speed = speeds.pop() if len(speeds) == 1 and not options.energy else None
+        # Messages from actors of the master host cross its loopback link, if it has one; job
+        # executors and switch actors run on compute hosts, with no route to the master host:
+        # their messages take no time.
+        self._loopback_rate = platform.master_loopback_bw    # 1-byte messages: rate = bandwidth
+        self._compute_host_senders = {Engine._on_end, Engine._on_switch}
         self._decisions = {
             p.ExecuteJob: self._execute, p.RejectJob: self._reject, p.KillJob: self._kill,
             p.CallMeLater: self._call_me_later, p.SetResourceState: self._set_state, p.Notify: self._notify,
@@ -258,6 +270,7 @@ class Engine:
             profiles={w.name: w.profiles_json() for w in self.workloads.values()})
         self._out.append(begins)
         mailbox, tl = self._mailbox, self.tl
+        loopback = self._loopback_rate > 0.0
         mailbox.extend(self._send())
         popleft = mailbox.popleft
         while not self._done:
@@ -272,9 +285,12 @@ class Engine:
                                         "is not finished (the scheduler is waiting for nothing)")
                 self._wake(ended)
                 continue
-            # Receiving this message is a zero-delta SimGrid step: sub-precision sleeps and
-            # zero-work executions end with it, their actors post after the emptiness check.
-            soon = tl.take_soon() if tl.soon else None
+            if loopback and mailbox[0][0].__func__ not in self._compute_host_senders:
+                soon = self._cross_loopback()
+            else:
+                # Receiving this message is a zero-delta SimGrid step: sub-precision sleeps and
+                # zero-work executions end with it, their actors post after the emptiness check.
+                soon = tl.take_soon() if tl.soon else None
             handler, payload = popleft()
             follow = handler(payload)
             same_time = None
@@ -293,6 +309,19 @@ class Engine:
                 mailbox.extend(same_time)
         if self.on_progress is not None:
             self.on_progress(self.nb_submitted, self.nb_completed)
+
+    def _cross_loopback(self) -> Optional[list[Action]]:
+        """The message at the head of the mailbox comes from an actor of the master host, as the
+        server: it crosses the master host's loopback link, 1 byte at its bandwidth (1e-10 s at
+        10 GB/s), while the clock moves.  Actions ending before it arrives wake their actors (who
+        post behind it); those ending with it are returned, their actors post after the check."""
+        tl = self.tl
+        comm = tl.execute(self._loopback_rate, None)
+        while True:
+            ended = tl.step()
+            if not comm.alive:
+                return [a for a in ended if a is not comm] or None
+            self._wake(ended)
 
     def _wake(self, ended: list[Action]) -> None:
         """The actors of ``ended`` actions run, in order; most post a message to the server."""
@@ -576,11 +605,11 @@ class Engine:
         if timeout:
             self._post_end(job, "COMPLETED_WALLTIME_REACHED", -1)
             return
-        # Empirical, seen only with -E (idle_sleeper case): a job ending with a parallel_homogeneous
-        # task reaches the server after the messages already queued at this time, like a switch
-        # completion.  Without -E (the whole KTH-SP2 trace) no such delay exists; Batsim's energy
-        # bookkeeping at a job's end costs extra SimGrid scheduling rounds, which is the likely
-        # mechanism, not modelled round by round here.
+        # With -E a job ending with a parallel_homogeneous task reaches the server after the
+        # messages already queued at this time, like a switch completion: at a job's end Batsim
+        # reads the energy of every host (a consumed_energy.csv row), a simcall -- one SimGrid
+        # scheduling round -- per host not updated at this time (proven with the real SimGrid in
+        # scripts/simgrid_study); approximated here, not modelled round by round.
         late = (self._energy and action.rate != 0.0 and i + 1 == len(job.tasks)
                 and not job.tasks[i][0].total)
         if i + 1 == len(job.tasks):    # the last task: no walltime bookkeeping needed

@@ -2,8 +2,8 @@
 
 Only what Batsim needs is modelled: hosts (from ``<host>`` and ``<cluster>``),
 their pstates (speed + SimGrid energy-plugin wattage), Batsim's sleep pstates,
-host/zone properties and roles. Links and routes are ignored (the engine
-refuses communicating profiles).
+host/zone properties and roles, and the master host's loopback link. Other
+links and routes are ignored (the engine refuses communicating profiles).
 
 Compute-host ids follow Batsim: SimGrid hands hosts over sorted by name
 (plain byte-wise string order: host0, host1, host10, host100, ...), the
@@ -32,6 +32,10 @@ __all__ = [
 ]
 
 MASTER_HOST_NAME = "master_host"  # Batsim's default --master-host
+# Zones where SimGrid 3.32 (ptask_L07) gives every host without a route to itself its implicit
+# loopback link, of bandwidth network/loopback-bw (10 GB/s unless configured).
+_LOOPBACK_ROUTINGS = ("Full", "Floyd", "Dijkstra", "DijkstraCache")
+_LOOPBACK_BW = 10e9
 
 # SimGrid's speed units (xbt parse_units), value in flop/s.
 _SPEED_UNITS = {
@@ -138,12 +142,15 @@ class Platform:
     hosts: compute hosts, ``hosts[i].id == i`` (Batsim's order, --mmax applied).
     master_host: name of the master host. storage_hosts: hosts with role
     storage (ids -1). has_energy: every compute host has a wattage list.
+    master_loopback_bw: bandwidth (B/s) of the link Batsim's master-host actors cross to reach
+    the server, also on the master host: SimGrid's implicit loopback, 0 when there is none.
     """
 
     path: str
     hosts: tuple[Host, ...]
     master_host: str
     storage_hosts: tuple[Host, ...] = ()
+    master_loopback_bw: float = 0.0
 
     @property
     def nb_hosts(self) -> int:
@@ -190,7 +197,7 @@ def load_platform(path: str | Path, *, mmax: int = 0, energy: bool = False,
         raise PlatformError(f"{path}: root element is <{root.tag}>, expected <platform>")
 
     raw: list[_RawHost] = []
-    _walk(root, {}, raw, path)
+    _walk(root, {}, "", raw, path)
     if not raw:
         raise PlatformError(f"{path}: no <host> or <cluster> element")
     names = [r.name for r in raw]
@@ -224,7 +231,7 @@ def load_platform(path: str | Path, *, mmax: int = 0, energy: bool = False,
     _build_host(master, -1, path, energy)  # validated like any host by SimGrid
     hosts = tuple(_build_host(r, i, path, energy) for i, r in enumerate(compute))
     return Platform(path=path, hosts=hosts, master_host=master.name,
-                    storage_hosts=tuple(storage))
+                    storage_hosts=tuple(storage), master_loopback_bw=_loopback_bw(root, master))
 
 
 def compute_resources_json(platform: Platform) -> list[dict]:
@@ -246,26 +253,47 @@ class _RawHost:
     props: dict[str, str]
     zone_props: dict[str, str]
     element: str  # for messages: '<host id="x">' / '<cluster id="c"> host "x"'
+    routing: str = ""  # the routing of its zone
 
 
 def _props_of(elem: ET.Element) -> dict[str, str]:
     return {p.get("id", ""): p.get("value", "") for p in elem if p.tag == "prop"}
 
 
-def _walk(elem: ET.Element, zone_props: dict[str, str], out: list[_RawHost], path: str) -> None:
+def _walk(elem: ET.Element, zone_props: dict[str, str], routing: str, out: list[_RawHost],
+          path: str) -> None:
     for child in elem:
         tag = child.tag
         if tag in ("zone", "AS"):
-            _walk(child, _props_of(child), out, path)
+            _walk(child, _props_of(child), child.get("routing", ""), out, path)
         elif tag == "host":
             hid = child.get("id")
             if not hid:
                 raise PlatformError(f"{path}: <host> without id attribute")
             out.append(_RawHost(hid, child.get("speed", ""), child.get("core", "1"),
                                 child.get("pstate", "0"), _props_of(child), zone_props,
-                                f"host {hid!r}"))
+                                f"host {hid!r}", routing))
         elif tag in ("cluster", "cabinet"):
             _expand_cluster(child, out, path)
+
+
+def _loopback_bw(root: ET.Element, master: _RawHost) -> float:
+    """Bandwidth of the master host's implicit loopback link (0: none). A 1-byte message between
+    two actors of the master host crosses it, which takes simulated time (1e-10 s at 10 GB/s)."""
+    if master.routing not in _LOOPBACK_ROUTINGS:
+        return 0.0
+    for route in root.iter("route"):
+        if route.get("src") == master.name and route.get("dst") == master.name:
+            return 0.0     # an explicit route (its links are not modelled)
+    for config in root.iter("config"):
+        for prop in config.iter("prop"):
+            if prop.get("id") == "network/loopback-bw":
+                try:
+                    return float(prop.get("value", ""))
+                except ValueError:
+                    raise PlatformError(f"network/loopback-bw: only a plain number (B/s) is "
+                                        f"supported, got {prop.get('value')!r}") from None
+    return _LOOPBACK_BW
 
 
 def _expand_cluster(elem: ET.Element, out: list[_RawHost], path: str) -> None:

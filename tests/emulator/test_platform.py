@@ -114,3 +114,31 @@ def test_broken_xml(tmp_path):
     path.write_text("<platform><zone id='z'><host id='h0' speed='1Gf'></zone>")
     with pytest.raises(PlatformError, match="broken.xml.*cannot parse"):
         load_platform(path)
+
+
+def _platform_xml(tmp_path, zone_attrs: str, extra: str = "") -> Path:
+    path = tmp_path / "p.xml"
+    path.write_text(f'<?xml version="1.0"?><platform version="4.1">{extra}<zone id="z" {zone_attrs}>'
+                    '<host id="master_host" speed="1f"/><host id="0" speed="1f"/></zone></platform>')
+    return path
+
+
+@pytest.mark.parametrize("routing, bw", [("Full", 10e9), ("Floyd", 10e9), ("Vivaldi", 0.0), ("None", 0.0)])
+def test_master_loopback_follows_zone_routing(tmp_path, routing, bw):
+    # SimGrid's Full/Floyd/Dijkstra zones give each host an implicit loopback link (10 GB/s).
+    assert load_platform(_platform_xml(tmp_path, f'routing="{routing}"')).master_loopback_bw == bw
+
+
+def test_master_loopback_bandwidth_from_config(tmp_path):
+    config = '<config><prop id="network/loopback-bw" value="1e9"/></config>'
+    assert load_platform(_platform_xml(tmp_path, 'routing="Full"', config)).master_loopback_bw == 1e9
+    bad = '<config><prop id="network/loopback-bw" value="1GBps"/></config>'
+    with pytest.raises(PlatformError, match="loopback-bw"):
+        load_platform(_platform_xml(tmp_path, 'routing="Full"', bad))
+
+
+def test_golden_platform_loopbacks():
+    assert load_platform(GOLDEN / "idle_sleeper-taurus-2016w13-E" / "inputs" / "taurus_168.xml"
+                         ).master_loopback_bw == 10e9
+    assert load_platform(GOLDEN / "energy_bf-e128-hpc250-E" / "inputs" /
+                         "energy_platform_homogeneous_no_net_128.xml").master_loopback_bw == 0.0
