@@ -15,10 +15,16 @@ How Batsim orders things (learnt from its sources and SimGrid's, checked against
   request-reply actor) crosses it, at 10 GB/s: 1e-10 s, during which the clock moves and other
   actions may end.  Job executors and switch actors run on compute hosts, which have no route to
   the master host: their messages take no time, as every message on Vivaldi platforms.
-- A sender that posts a follow-up (a submitter's "bye" after its last submission) does so only
-  after the server took its message, i.e. after that emptiness check: this is why a lone last
-  submission is sent alone and NOTIFY no_more_static_job_to_submit comes in the next message.
-- The request-reply actor applies the reply's decisions in order, each at its timestamp: a
+- SimGrid scheduling rounds (scripts/simgrid_study/README.md): after each solve (every receive
+  is one) the woken actors run in sub-rounds, each simcall costing its actor one.  The server
+  checks its mailbox in the sub-round it got its message, plus one per simcall of its handler:
+  it sees the puts of earlier sub-rounds only.  Simcalls before a put: a switch actor's
+  set_pstate; with -E, energy reads (a job's actor at its start and end, the server's pstate
+  rows), one per host not updated at the current time.  So a sender's follow-up (a submitter's
+  "bye" after its last submission), put once the server took its message, is not seen by that
+  check: a lone last submission is sent alone, NOTIFY no_more_static_job_to_submit next.
+- Submitters start with a SUBMITTER_HELLO.  The request-reply actor puts the reply's decisions
+  one at a time, each once the server received the previous one, at its timestamp: a
   timestamp above the (drifted) clock makes it sleep the difference first, even 1e-10 s; then
   "scheduler ready" at the reply's ``now`` the same way.
 - A job submitter sends, after each wake-up, the jobs whose submission time is not above the
@@ -96,6 +102,18 @@ class _Submitter:
         self.items, self.dates, self.i, self.current = items, dates, 0, 0.0
 
 
+class _Reply:
+    """A scheduler reply being applied by Batsim's request-reply actor: ``k`` its next decision."""
+    __slots__ = ("events", "now", "index", "k")
+
+    def __init__(self, events: tuple, now: float, index: int):
+        self.events, self.now, self.index, self.k = events, now, index, 0
+
+
+def _sub_round(put: tuple) -> int:
+    return put[0]
+
+
 def _task_rate(task: Task, speed: float, nb_hosts: int) -> float:
     """SimGrid's rate of a parallel task: its bottleneck host's speed over its flops there."""
     if task.vector:
@@ -143,13 +161,21 @@ class Engine:
         self.jobs: dict[str, Job] = {}
         self.tl = Timeline()
         self.messages = 0
+        # The server's mailbox: messages put (isend) in earlier scheduling rounds, and those of the
+        # current round's first sub-round.  Puts of later sub-rounds of the current round wait in
+        # _deferred as [sub-round, item] until the round ends (_end_round).
         self._mailbox: deque = deque()
-        self._due: list = []                   # posted at time 0, before the first reply is applied
-        # Posted once the mailbox is empty: switch completions and, with -E, ends of jobs whose last
-        # task is parallel_homogeneous.  An approximation of SimGrid's scheduling rounds: those
-        # actors make simcalls before their put (set_pstate; energy reads of hosts not updated
-        # now), one round each (scripts/simgrid_study/README.md).
-        self._late: list = []
+        self._deferred: list = []
+        # With -E, actors read energies (simcalls) before some puts: every put of a round is then
+        # deferred, to order them by sub-round.  _readers: this round's energy reads (start
+        # sub-round, host sets, [sub-round after them, their put]); _touched: hosts updated by a
+        # read's simcall in this round -> its sub-round; _check_read: the server's reads before
+        # its emptiness check, if any.
+        self._put_now = self._mailbox.append if not options.energy else self._defer_now
+        self._readers: list = []
+        self._touched: dict[int, int] = {}
+        self._check_read: Optional[list] = None
+        self._ready_put = (self._on_ready, None)
         self._out: list[p.Event] = []          # events buffered for the next request
         self._ready = False
         self._end_sent = False
@@ -215,18 +241,20 @@ class Engine:
 
     def _start_event_submitter(self, events: list[ExternalEvent]) -> None:
         self._event_submitters += 1
-        if not events:
-            self._due.append((self._on_bye_events, None))
-            return
         self._begin(_Submitter(self._on_events, self._on_bye_events, events, [e.timestamp for e in events]))
 
     def _begin(self, sub: _Submitter) -> None:
-        """At time 0 a submitter sends what is due at once, else sleeps until its first date."""
+        """A submitter starts by saying hello (SUBMITTER_HELLO) at time 0."""
+        self._mailbox.append((self._on_hello, sub))
+
+    def _on_hello(self, sub: _Submitter):
+        """Once its hello is received, a submitter sends what is due at the clock, else sleeps
+        until its first date (or says goodbye if it has nothing)."""
+        sub.current = self.tl.now
         batch = self._next_batch(sub, woke=False)
         if batch:
-            self._due.append((sub.on_batch, (sub, batch)))
-        else:
-            self._sleep_until_next(sub)
+            return (sub.on_batch, (sub, batch))
+        return self._after_batch(sub)
 
     @staticmethod
     def _next_batch(sub: _Submitter, woke: bool) -> list:
@@ -255,7 +283,7 @@ class Engine:
 
     def _submitter_woke(self, sub: _Submitter, _action: Action) -> None:
         sub.current = self.tl.now
-        self._mailbox.append((sub.on_batch, (sub, self._next_batch(sub, woke=True))))
+        self._put_now((sub.on_batch, (sub, self._next_batch(sub, woke=True))))
 
     # ------------------------------------------------------------------ main loop
 
@@ -271,68 +299,160 @@ class Engine:
         self._out.append(begins)
         mailbox, tl = self._mailbox, self.tl
         loopback = self._loopback_rate > 0.0
-        mailbox.extend(self._send())
+        energy = self._energy
+        self._reply_sent(self._send())
         popleft = mailbox.popleft
+        touched = self._touched
         while not self._done:
             if not mailbox:
-                if self._late:
-                    mailbox.extend(self._late)
-                    self._late = []
-                    continue
                 ended = tl.step()
                 if ended is None:
                     raise EmulatorError(f"t={tl.now:g}: nothing can happen any more but the simulation "
                                         "is not finished (the scheduler is waiting for nothing)")
-                self._wake(ended)
+                if energy:
+                    self._round(ended)
+                else:     # no energy reads, no switch actor: every put is in sub-round 1
+                    self._wake(ended)
                 continue
             if loopback and mailbox[0][0].__func__ not in self._compute_host_senders:
                 soon = self._cross_loopback()
             else:
                 # Receiving this message is a zero-delta SimGrid step: sub-precision sleeps and
-                # zero-work executions end with it, their actors post after the emptiness check.
+                # zero-work executions end with it.
                 soon = tl.take_soon() if tl.soon else None
+            # A new scheduling round: the server, the sender and the actors of the ended actions
+            # run in sub-rounds (see _check_sees_nothing).
+            if touched:
+                touched.clear()
+            if soon and energy:
+                self._ended_energy(soon)
             handler, payload = popleft()
+            earlier = len(mailbox)     # put in earlier rounds: the server's check sees them
             follow = handler(payload)
-            same_time = None
-            if self._ready and not mailbox and not self._done:
+            if follow:
+                self._put_now(follow)     # the sender's next put, right after its put completed
+            if soon:
+                self._wake(soon)
+            if self._readers:
+                self._settle_reads()
+            if self._ready and not earlier and not self._done and (self._check_read is None or
+                                                                   self._check_sees_nothing(earlier)):
                 if self._out:
-                    same_time = self._send()
+                    self._reply_sent(self._send())
                 elif not self._end_sent and self._finished():
                     self._out.append(p.SimulationEnds(self._stamp()))
                     self._end_sent = True
-                    same_time = self._send()
-            if follow:
-                mailbox.append(follow)
-            if soon:
-                self._wake(soon)
-            if same_time:
-                mailbox.extend(same_time)
+                    self._reply_sent(self._send())
+            self._check_read = None
+            if self._deferred:
+                self._end_round()
         if self.on_progress is not None:
             self.on_progress(self.nb_submitted, self.nb_completed)
+
+    def _check_sub(self) -> int:
+        """The sub-round of the server's mailbox check: 1, plus one per simcall of its handler."""
+        return 1 if self._check_read is None else self._check_read[0]
+
+    def _check_sees_nothing(self, earlier: int) -> bool:
+        """The server checks its mailbox in sub-round _check_sub(): it sees the puts of earlier
+        sub-rounds only.  Every woken actor runs first in sub-round 1 and puts after its own
+        simcalls, so with no simcall in the handler (the caller's shortcut) it sees none of this
+        round's puts (``earlier``: those of earlier rounds, already checked)."""
+        c = self._check_sub()
+        return len(self._mailbox) == earlier and not any(sub < c for sub, _ in self._deferred)
+
+    def _reply_sent(self, put) -> None:
+        """The server created the request-reply actor (a simcall) after its check: the actor's
+        first put, if it does not sleep first, comes one sub-round after the check, after every
+        other put of the round."""
+        if put is not None:
+            if self._deferred:
+                self._deferred.append([self._check_sub() + 1, put])
+            else:
+                self._mailbox.append(put)
+
+    def _end_round(self) -> None:
+        """The puts of the round's later sub-rounds reach the mailbox in sub-round order (stable:
+        in the order the actors run within a sub-round)."""
+        deferred = self._deferred
+        if len(deferred) > 1:
+            deferred.sort(key=_sub_round)
+        self._mailbox.extend([item for _, item in deferred])
+        self._deferred = []
+
+    def _round(self, ended: list[Action]) -> None:
+        """A scheduling round without the server: the actors of ``ended`` run and put."""
+        if self._touched:
+            self._touched.clear()
+        if self._energy:
+            self._ended_energy(ended)
+        self._wake(ended)
+        if self._readers:
+            self._settle_reads()
+        if self._deferred:
+            self._end_round()
 
     def _cross_loopback(self) -> Optional[list[Action]]:
         """The message at the head of the mailbox comes from an actor of the master host, as the
         server: it crosses the master host's loopback link, 1 byte at its bandwidth (1e-10 s at
         10 GB/s), while the clock moves.  Actions ending before it arrives wake their actors (who
-        post behind it); those ending with it are returned, their actors post after the check."""
+        put behind it); those ending with it are returned: their actors run in the round where the
+        server receives it."""
         tl = self.tl
         comm = tl.execute(self._loopback_rate, None)
         while True:
             ended = tl.step()
             if not comm.alive:
-                return [a for a in ended if a is not comm] or None
-            self._wake(ended)
+                ended = [a for a in ended if a is not comm]
+                if ended and self._energy:
+                    self._ended_energy(ended)
+                return ended or None
+            self._round(ended)
+
+    def _ended_energy(self, ended: list[Action]) -> None:
+        """SimGrid updates the energy of the hosts of the actions ending in a solve before any
+        actor runs (see machines.py): before this round's energy readers count their simcalls."""
+        task_done = self._task_done
+        for a in ended:
+            handler, payload = a.item
+            if handler == task_done:
+                job = payload[0]
+                if job.state == "RUNNING" and a in job.actions:
+                    self._actions_ended(job)
 
     def _wake(self, ended: list[Action]) -> None:
-        """The actors of ``ended`` actions run, in order; most post a message to the server."""
+        """The actors of ``ended`` actions run, in order; most put a message to the server."""
         self._groups = None
         for a in ended:
             handler, payload = a.item
             handler(payload, a)
 
+    def _defer_now(self, item) -> None:
+        """An actor puts ``item`` in its first sub-round (with -E: see _readers)."""
+        self._deferred.append([1, item])
+
+    def _read_energy(self, sub: int, host_sets: list, put=None) -> list:
+        """An actor starting in sub-round ``sub`` reads the energy of ``host_sets`` (None: every
+        host), then puts ``put`` if any: returns [its sub-round after the reads, put], set once
+        the round's reads are settled (_settle_reads)."""
+        entry = [0, put]
+        if put is not None:
+            self._deferred.append(entry)
+        self._readers.append((sub, host_sets, entry))
+        return entry
+
+    def _settle_reads(self) -> None:
+        """The round's energy reads, run in lockstep: each reader's sub-round after them."""
+        readers = self._readers
+        self._readers = []
+        ends = self.machines.read_energy(self.tl.now, [(sub, hosts) for sub, hosts, _ in readers],
+                                         self._touched)
+        for (_, _, entry), end in zip(readers, ends):
+            entry[0] = end
+
     def _post(self, item, _action: Action) -> None:
-        """An actor that just posts ``item`` to the server when its sleep ends."""
-        self._mailbox.append(item)
+        """An actor that just puts ``item`` when its sleep ends."""
+        self._put_now(item)
 
     def _switch_ended(self, payload, _action: Action) -> None:
         req, host = payload
@@ -341,9 +461,8 @@ class Engine:
         group = self._groups.get(id(req))
         if group is None:
             self._groups[id(req)] = group = [req, []]
-            # The switch actor sets the final pstate (a SimGrid simcall) before telling
-            # the server: it reaches it after the messages already queued.
-            self._late.append((self._on_switch, group))
+            # A switch actor sets the final pstate (a simcall) before its put.
+            self._deferred.append([2, (self._on_switch, group)])
         group[1].append(host)
 
     def _finished(self) -> bool:
@@ -351,8 +470,8 @@ class Engine:
                 and self.nb_submitted == self.nb_completed and self.nb_running == 0
                 and self._switching == 0 and self._waiters == 0)
 
-    def _send(self) -> list:
-        """One request/reply; returns the items to post now (decisions due, maybe "ready")."""
+    def _send(self):
+        """One request/reply; returns the request-reply actor's first put (None if it sleeps)."""
         now = self._stamp()
         request = p.Message(now, tuple(self._out))
         self._out = []
@@ -380,37 +499,31 @@ class Engine:
                 except p.ProtocolError as exc:
                     raise EmulatorError(str(exc)) from None
             previous = t
-        items = self._due
-        self._due = []
-        self._apply_reply(items, events, 0, reply_now, index)
-        return items
+        if not events and not reply_now > self.tl.now:
+            return self._ready_put          # the usual empty reply: "ready" at once
+        return self._next_put(_Reply(events, reply_now, index))
 
-    def _apply_reply(self, items, events, k: int, reply_now: float, index: int, woke: bool = False) -> None:
-        """The request-reply actor from decision ``k`` on: each one at its timestamp (sleeping
-        first if the timestamp is above the clock, then sending it as is), then "ready" at the
-        reply's now the same way.  Appends what it posts now to ``items``: decisions as
-        (their handler, (event, message index))."""
-        tl = self.tl
-        decisions = self._decisions
-        refuse = self._refuse
-        if woke:
-            e = events[k]
-            items.append((decisions.get(type(e), refuse), (e, index)))
-            k += 1
-        for k in range(k, len(events)):
-            e = events[k]
-            if e.timestamp > tl.now:
-                tl.sleep(e.timestamp - tl.now, (self._reply_woke, (events, k, reply_now, index)))
-                return
-            items.append((decisions.get(type(e), refuse), (e, index)))
-        if reply_now > tl.now:
-            tl.sleep(reply_now - tl.now, (self._post, (self._on_ready, None)))
+    def _next_put(self, reply: _Reply):
+        """The request-reply actor's next put: decision ``k`` at its timestamp, then "ready" at the
+        reply's now.  A timestamp above the (drifted) clock makes it sleep the difference first
+        (returns None), even 1e-10 s.  Each put waits until the server received it: the next one
+        is the follow-up of its handler (_on_decision)."""
+        if reply.k < len(reply.events):
+            when, item = reply.events[reply.k].timestamp, (self._on_decision, reply)
         else:
-            items.append((self._on_ready, None))
+            when, item = reply.now, self._ready_put
+        now = self.tl.now
+        if when > now:
+            self.tl.sleep(when - now, (self._post, item))
+            return None
+        return item
 
-    def _reply_woke(self, payload, _action: Action) -> None:
-        events, k, reply_now, index = payload
-        self._apply_reply(self._mailbox, events, k, reply_now, index, woke=True)
+    def _on_decision(self, reply: _Reply):
+        """Decision ``k`` of ``reply`` reached the server: apply it; the actor puts the next."""
+        e = reply.events[reply.k]
+        self._decisions.get(type(e), self._refuse)((e, reply.index))
+        reply.k += 1
+        return self._next_put(reply)
 
     # ------------------------------------------------------------------ mailbox handlers
 
@@ -485,6 +598,8 @@ class Engine:
         self._switching -= len(hosts)
         req.remaining -= len(hosts)
         if req.remaining == 0:
+            # Its energy row: the server checks its mailbox after these reads' simcalls.
+            self._check_read = self._read_energy(1, [None])
             self._out.append(p.ResourceStateChanged(self._stamp(), req.hosts, req.state))
 
     def _on_end(self, payload):
@@ -544,7 +659,7 @@ class Engine:
                                               self._uniform_speed)
         return plan
 
-    def _run_task(self, job: Job, i: int, late: bool = False) -> None:
+    def _run_task(self, job: Job, i: int) -> None:
         """Batsim's executor starts task ``i`` of ``job`` now (or ends the job after the last)."""
         plan = job.tasks_plan
         tasks = plan.tasks
@@ -579,7 +694,7 @@ class Engine:
                 job.actions = [ex]
             return
         ret = plan.ret
-        self._post_end(job, *(("COMPLETED_SUCCESSFULLY", 0) if ret == 0 else ("COMPLETED_FAILED", ret)), late=late)
+        self._post_end(job, *(("COMPLETED_SUCCESSFULLY", 0) if ret == 0 else ("COMPLETED_FAILED", ret)))
 
     def _rate(self, job: Job, task: Task) -> float:
         """SimGrid's rate of a parallel task: its bottleneck host's speed over its flops there."""
@@ -597,26 +712,15 @@ class Engine:
         # action comes first, and SimGrid then finds the timeout detector finished too.
         if not timeout and len(acts) == 2 and not acts[1].alive:
             timeout = True
-        if self._energy:
-            self._actions_ended(job)
         for a in acts:
             a.alive = False
         job.actions = ()
         if timeout:
             self._post_end(job, "COMPLETED_WALLTIME_REACHED", -1)
             return
-        # With -E a job ending with a parallel_homogeneous task reaches the server after the
-        # messages already queued at this time, like a switch completion: at a job's end Batsim
-        # reads the energy of every host (a consumed_energy.csv row), a simcall -- one SimGrid
-        # scheduling round -- per host not updated at this time (proven with the real SimGrid in
-        # scripts/simgrid_study); approximated here, not modelled round by round.
-        late = (self._energy and action.rate != 0.0 and i + 1 == len(job.tasks)
-                and not job.tasks[i][0].total)
         if i + 1 == len(job.tasks):    # the last task: no walltime bookkeeping needed
             ret = job.tasks_plan.ret
-            end = (self._on_end, (job, job.token, "COMPLETED_SUCCESSFULLY", 0) if ret == 0 else
-                   (job, job.token, "COMPLETED_FAILED", ret))
-            (self._late if late else self._mailbox).append(end)     # _post_end, inlined
+            self._post_end(job, *(("COMPLETED_SUCCESSFULLY", 0) if ret == 0 else ("COMPLETED_FAILED", ret)))
             return
         if job.remaining >= 0:
             if action.rate == 0.0:
@@ -624,10 +728,16 @@ class Engine:
                     job.remaining = job.remaining - job.tasks[i][0].amount
             else:
                 job.remaining = job.remaining - (self.tl.now - job.task_start)
-        self._run_task(job, i + 1, late)
+        self._run_task(job, i + 1)
 
-    def _post_end(self, job: Job, state: str, rc: int, late: bool = False) -> None:
-        (self._late if late else self._mailbox).append((self._on_end, (job, job.token, state, rc)))
+    def _post_end(self, job: Job, state: str, rc: int) -> None:
+        """The job's actor tells the server the job ended.  With -E it reads the energy of the
+        job's hosts, then of every host (a consumed_energy.csv row) first."""
+        end = (self._on_end, (job, job.token, state, rc))
+        if self._energy:
+            self._read_energy(1, [job.alloc, None], end)
+        else:
+            self._mailbox.append(end)
 
     # ------------------------------------------------------------------ decisions
 
@@ -664,6 +774,9 @@ class Engine:
             raise EmulatorError(f"{self._where(e, index)}: job {job.id} requests {job.res} hosts but the "
                                 f"allocation {alloc} has {len(alloc)} (wrong number of hosts)")
         t = self.tl.now
+        if self._energy:
+            # The job's actor, created by the server (a simcall), reads energies first.
+            self._read_energy(2, [alloc, None])
         err = self.machines.start_job(t, job.id, alloc, plan.first_load)
         if err:
             raise EmulatorError(f"{self._where(e, index)}: job {job.id}: invalid allocation {alloc}: {err}")
@@ -738,6 +851,7 @@ class Engine:
         if err:
             raise EmulatorError(f"{self._where(e, index)}: {err}")
         now = self.tl.now
+        self._read_energy(1, [None])       # the server's pstate_changes energy row
         done = self.machines.request_state(now, e.resources, pstate)
         later = [h for h, t in done.items() if t > now]
         if not later:

@@ -58,6 +58,13 @@ _S = {s: i for i, s in enumerate(_STATES)}
 SLEEPING, SW_ON, SW_OFF, IDLE, COMPUTING, UNAVAILABLE = range(6)
 
 
+def _read_order(host_sets: list, n: int):
+    """The hosts of ``host_sets`` (None: all ``n`` hosts), one set after the other."""
+    for hosts in host_sets:
+        for a, b in ([(0, n - 1)] if hosts is None else _ranges(hosts)):
+            yield from range(a, b + 1)
+
+
 def _ranges(hosts) -> list:
     """Host ids of a ProcSet (or any iterable of ints) as (first, last) pairs, ascending for a
     ProcSet. A ProcSet's own intervals are used as they are (no per-host iteration)."""
@@ -242,6 +249,40 @@ class Machines:
         """Energy (J) of ``hosts`` read at ``t`` (each one updated)."""
         update = self._update
         return sum([update(h, t) for a, b in _ranges(hosts) for h in range(a, b + 1)])
+
+    def read_energy(self, t: float, readers: list, touched: dict[int, int]) -> list[int]:
+        """The energy reads of one SimGrid scheduling round at ``t``.  Each reader is an actor
+        (start sub-round, [host sets, None: every host]) reading ``sg_host_get_consumed_energy``
+        host after host: a host not updated at ``t`` costs it a simcall, i.e. a sub-round, and is
+        updated once the sub-round ends, for the readers of later sub-rounds (concurrent readers
+        pay for the same host).  ``touched`` maps the hosts so updated in this round to their
+        sub-round.  Returns each reader's sub-round after its reads."""
+        last, n = self._host_t, len(self._host_t)
+        walks = [_read_order(hosts, n) for _, hosts in readers]
+        subs = [sub for sub, _ in readers]
+        pending = list(range(len(readers)))
+        k = min(subs, default=0)
+        while pending:
+            waiting = []
+            for i in pending:
+                if subs[i] != k:
+                    waiting.append(i)
+                    continue
+                for h in walks[i]:
+                    done = touched.get(h)
+                    if done is None:
+                        if last[h] >= t:
+                            continue
+                        self._update(h, t)
+                    elif done < k:
+                        continue
+                    touched[h] = k
+                    subs[i] = k + 1
+                    waiting.append(i)
+                    break
+            pending = waiting
+            k += 1
+        return subs
 
     def action_ended(self, t: float, hosts) -> None:
         """A CPU action on ``hosts`` ended or was cancelled at ``t``, its load still counted:

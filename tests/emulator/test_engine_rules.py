@@ -150,9 +150,11 @@ def test_kill_then_killed_with_progress(tmp_path):
     ex = scripted(None, lambda r: [p.ExecuteJob(0.0, "w0!1", ProcSet((0, 1))), p.KillJob(4.0, ("w0!1",))])
     res = run(tmp_path, ex)
     assert res.jobs["w0!1"].final_state == "COMPLETED_KILLED"
+    # The submitter's bye follows its lone submission (sent after its SUBMITTER_HELLO and the
+    # scheduler's first "ready"): NOTIFY no_more_static_job_to_submit comes with the kill.
     sent = ex.calls[2].events
-    assert [e.TYPE for e in sent] == ["JOB_COMPLETED", "JOB_KILLED"]
-    assert sent[0].return_code == -1 and sent[1].job_progress["w0!1"].progress == 0.4
+    assert [e.TYPE for e in sent] == ["NOTIFY", "JOB_COMPLETED", "JOB_KILLED"]
+    assert sent[1].return_code == -1 and sent[2].job_progress["w0!1"].progress == 0.4
 
 
 def test_dynamic_registration_needs_flag(tmp_path):
