@@ -2,6 +2,7 @@
 import argparse
 import json
 import sys
+import warnings
 from importlib import import_module
 from pathlib import Path
 from typing import Any, Optional, Sequence
@@ -140,7 +141,12 @@ def _simulation_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mmax", type=int, default=0, help="use at most this many compute hosts (0: all)")
 
 
+def _one_line_warning(message, category, filename, lineno, line=None) -> str:
+    return f"batsched-py: warning: {message}\n"
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    warnings.formatwarning = _one_line_warning   # a command line user needs no source location
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in DELEGATED:
         module, _, function = DELEGATED[argv[0]][0].partition(":")

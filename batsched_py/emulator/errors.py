@@ -1,4 +1,4 @@
-"""The one exception type of the emulator engine (platform errors have their own)."""
+"""The emulator's exception type (platform errors have their own) and its warning."""
 
 
 class EmulatorError(RuntimeError):
@@ -6,3 +6,8 @@ class EmulatorError(RuntimeError):
 
     The message names what (profile, job, decision), where (file, message index) and the rule.
     """
+
+
+class NetworkNotModelledWarning(UserWarning):
+    """The platform has network links: Batsim's internal messages between compute hosts and the
+    master host would take time crossing them, which the emulator does not model."""

@@ -1,0 +1,63 @@
+"""Platforms with network links: the emulator runs them but says its times can differ from Batsim's."""
+import json
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+from batsched_py.emulator import simulate
+from batsched_py.emulator.errors import NetworkNotModelledWarning
+from batsched_py.scheduler import create
+
+from golden_replay import GOLDEN
+
+ROOT = Path(__file__).resolve().parents[2]
+NO_NET = GOLDEN / "fcfs_fast-e128-hpc250" / "inputs" / "energy_platform_homogeneous_no_net_128.xml"
+LINKED = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="AS0" routing="Full">
+    <cluster id="c" prefix="h" suffix="" radical="0-3" speed="1Gf" bw="125MBps" lat="50us"/>
+    <cluster id="m" prefix="master_host" suffix="" radical="0-0" speed="1Gf" bw="125MBps" lat="50us">
+      <prop id="role" value="master"/>
+    </cluster>
+    <link id="backbone" bandwidth="1.25GBps" latency="500us"/>
+    <zoneRoute src="c" dst="m" gw_src="hc_router" gw_dst="master_hostm_router"><link_ctn id="backbone"/></zoneRoute>
+  </zone>
+</platform>
+"""
+
+
+def _inputs(tmp_path: Path) -> tuple[Path, Path]:
+    platform = tmp_path / "linked.xml"
+    platform.write_text(LINKED)
+    workload = tmp_path / "w.json"
+    workload.write_text(json.dumps({"nb_res": 4, "jobs": [{"id": "1", "subtime": 0, "res": 2, "profile": "d"}],
+                                    "profiles": {"d": {"type": "delay", "delay": 10}}}))
+    return platform, workload
+
+
+def test_linked_platform_runs_with_a_warning(tmp_path):
+    platform, workload = _inputs(tmp_path)
+    with pytest.warns(NetworkNotModelledWarning, match="network links.*latency"):
+        result = simulate(platform, [workload], create("fcfs"))
+    assert result.complete and result.jobs["w0!1"].final_state == "COMPLETED_SUCCESSFULLY"
+
+
+def test_platform_without_links_runs_silently(tmp_path):
+    _, workload = _inputs(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        simulate(NO_NET, [workload], create("fcfs"))
+
+
+def test_command_line_prints_one_warning_line(tmp_path):
+    platform, workload = _inputs(tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "batsched_py.cli", "run", "-p", str(platform), "-w", str(workload),
+                           "--scheduler", "fcfs", "-e", str(tmp_path / "out"), "--no-progress"],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("batsched-py: warning: ") and "linked.xml" in lines[0]
