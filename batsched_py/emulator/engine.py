@@ -175,6 +175,7 @@ class Engine:
         self._readers: list = []
         self._touched: dict[int, int] = {}
         self._check_read: Optional[list] = None
+        self._first_submission = options.energy
         self._ready_put = (self._on_ready, None)
         self._out: list[p.Event] = []          # events buffered for the next request
         self._ready = False
@@ -253,6 +254,8 @@ class Engine:
         sub.current = self.tl.now
         batch = self._next_batch(sub, woke=False)
         if batch:
+            if self._first_submission:
+                self._first_submitted(sub)
             return (sub.on_batch, (sub, batch))
         return self._after_batch(sub)
 
@@ -283,7 +286,17 @@ class Engine:
 
     def _submitter_woke(self, sub: _Submitter, _action: Action) -> None:
         sub.current = self.tl.now
+        if self._first_submission:
+            self._first_submitted(sub)
         self._put_now((sub.on_batch, (sub, self._next_batch(sub, woke=True))))
+
+    def _first_submitted(self, sub: _Submitter) -> None:
+        """With -E, the first job submitter to submit reads every host's energy before its put
+        (Batsim's energy at the first submission, for schedule.csv): the hosts' first energy
+        update, see Machines._leave_creation_power."""
+        if sub.on_batch == self._on_submit:
+            self._first_submission = False
+            self.machines.job_submitted(self.tl.now)
 
     # ------------------------------------------------------------------ main loop
 
@@ -303,6 +316,7 @@ class Engine:
         self._reply_sent(self._send())
         popleft = mailbox.popleft
         touched = self._touched
+        held_starts = self.machines.held_starts
         while not self._done:
             if not mailbox:
                 ended = tl.step()
@@ -333,7 +347,9 @@ class Engine:
                 self._put_now(follow)     # the sender's next put, right after its put completed
             if soon:
                 self._wake(soon)
-            if self._readers:
+            if self._readers:      # with -E: energy reads (every job start has some)
+                if held_starts:     # started jobs: their actors write rows after the woken ones ran
+                    self.machines.write_job_start_rows()
                 self._settle_reads()
             if self._ready and not earlier and not self._done and (self._check_read is None or
                                                                    self._check_sees_nothing(earlier)):
@@ -456,6 +472,7 @@ class Engine:
 
     def _switch_ended(self, payload, _action: Action) -> None:
         req, host = payload
+        self.machines.switch_reached(self.tl.now, host)
         if self._groups is None:
             self._groups = {}
         group = self._groups.get(id(req))
@@ -535,8 +552,6 @@ class Engine:
     def _on_submit(self, payload):
         sub, batch = payload
         now = self.tl.now
-        if not self.nb_submitted:
-            self.machines.job_submitted(now)
         t = self._stamp_value if now == self._stamp_at else self._stamp()
         out = self._out
         if self.opt.forward_profiles:

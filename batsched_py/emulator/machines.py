@@ -5,9 +5,9 @@ The engine owns time and messages; it tells :class:`Machines` what happens
 ``set_unavailable``/``set_available``) always with non-decreasing ``t``.
 Machines keeps the state of every compute host and records, through the
 :class:`~batsched_py.emulator.outputs.OutputWriters` it was given, exactly the
-rows Batsim writes: one ``machine_states`` row per call of job_started /
-job_ended / request_state (sleep/wake) / switch_done (availability changes
-write no row), one ``pstate_changes`` row (+ one ``p`` energy row) per pstate
+rows Batsim writes: one ``machine_states`` row per call of job_started (written by
+write_job_start_rows with -E) / job_ended / request_state (sleep/wake) / switch_done
+(availability changes write no row), one ``pstate_changes`` row (+ one ``p`` energy row) per pstate
 change group, one ``s``/``e`` energy row per job start/end.
 
 Energy (only with ``energy_enabled``) follows SimGrid's host energy model
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from math import fsum
 
 from procset import ProcSet
 
@@ -122,6 +123,8 @@ class Machines:
         self._nb_grouped_switches = 0
         self._nb_machine_switches = 0
         self._job_start_energy: dict[str, float] = {}
+        self._reached: set[int] = set()    # switched (switch_reached), switch_done to come
+        self.held_starts: list[tuple[float, float]] = []    # see job_started
         # energy, SimGrid style (see "energy" below): per host, the energy at its last update,
         # when that was, and SimGrid's pstate (the virtual one while switching)
         self._host_energy = [0.0] * n
@@ -129,6 +132,9 @@ class Machines:
         self._sg_pstate = list(self._pstate)
         # what an update would charge per second now: power(SimGrid pstate, load), kept current
         self._watts = [power(h.pstates[p], 0.0) for h, p in zip(self.hosts, self._pstate)]
+        # SimGrid's plugin attaches to a host in pstate 0 and learns its real pstate at its first
+        # update: until the first read, hosts draw pstate 0's idle power (see _leave_creation_power).
+        self._creation_power = energy_enabled and any(p != 0 for p in self._pstate)
         self._energy_first_submission: float | None = None
         self._energy_last_completion = 0.0
         # machine_states rows, formatted here and written by the writers in blocks
@@ -241,12 +247,23 @@ class Machines:
             self._host_t[h] = t
         return self._host_energy[h]
 
+    def _leave_creation_power(self, t: float) -> None:
+        """The first energy read, at ``t``: every host, not updated since the start, is charged
+        pstate 0's idle power up to ``t`` (the plugin's pstate until then), and its current power
+        after, whatever reads it first.  Only the energy is adjusted: the hosts stay stale, as
+        they are for the reads' simcalls."""
+        self._creation_power = False
+        for h, host in enumerate(self.hosts):
+            self._host_energy[h] += (power(host.pstates[0], 0.0) - self._watts[h]) * (t - self._host_t[h])
+
     def _set_load(self, h: int, load: float) -> None:
         self._load[h] = load
         self._watts[h] = power(self.hosts[h].pstates[self._sg_pstate[h]], load)
 
     def hosts_energy(self, t: float, hosts) -> float:
         """Energy (J) of ``hosts`` read at ``t`` (each one updated)."""
+        if self._creation_power:
+            self._leave_creation_power(t)
         update = self._update
         return sum([update(h, t) for a, b in _ranges(hosts) for h in range(a, b + 1)])
 
@@ -257,6 +274,8 @@ class Machines:
         updated once the sub-round ends, for the readers of later sub-rounds (concurrent readers
         pay for the same host).  ``touched`` maps the hosts so updated in this round to their
         sub-round.  Returns each reader's sub-round after its reads."""
+        if self._creation_power:
+            self._leave_creation_power(t)
         last, n = self._host_t, len(self._host_t)
         walks = [_read_order(hosts, n) for _, hosts in readers]
         subs = [sub for sub, _ in readers]
@@ -295,15 +314,15 @@ class Machines:
         host read, as Batsim's total does (QUERY consumed_energy answers, energy rows)."""
         if not self.energy_enabled:
             return 0.0
+        if self._creation_power:
+            self._leave_creation_power(t)
         # _update of every host, inlined (every energy row does it: O(hosts) per row)
         energy, last, watts = self._host_energy, self._host_t, self._watts
-        total = 0.0
         for h in range(len(energy)):
             if last[h] < t:
                 energy[h] = energy[h] + watts[h] * (t - last[h])
                 last[h] = t
-            total += energy[h]
-        return total
+        return fsum(energy)      # Batsim sums in long double: as good as exact here
 
     def job_submitted(self, t: float) -> None:
         """A job is submitted at ``t``. Batsim's ``consumed_joules`` counts the
@@ -379,7 +398,10 @@ class Machines:
         the start) and one machine_states row.
         """
         if self.energy_enabled:
-            self._energy_row(t, "s")
+            # Its actor reads energies before its load changes, but writes its rows after its
+            # reads' simcalls, once same-round switch actors set their pstate and state:
+            # the rows wait for write_job_start_rows.
+            self.held_starts.append((t, self.consumed_energy(t)))
             self._job_start_energy[job_id] = self.hosts_energy(t, hosts)
         jobs, state, since = self._jobs, self._state, self._since
         # _move(idle hosts, COMPUTING, t) inlined: the same additions in the same (host) order.
@@ -399,7 +421,17 @@ class Machines:
         c[COMPUTING] += moved
         if load and self.energy_enabled:
             self.job_load_changed(t, job_id, hosts, load)
-        self._states_row(t)
+        if not self.energy_enabled:
+            self._states_row(t)
+
+    def write_job_start_rows(self) -> None:
+        """The held rows of the jobs started this round: the ``s`` energy row (energy read at the
+        start, wattmin now) and the machine_states row (counts now)."""
+        for t, energy in self.held_starts:
+            if self.writers is not None:
+                self.writers.energy_row(t, energy, "s", self.wattmin())
+            self._states_row(t)
+        self.held_starts.clear()
 
     def job_load_changed(self, t: float, job_id: str, hosts: ProcSet, load: float) -> None:
         """The job running on ``hosts`` enters a phase with cpu load ``load`` at ``t``."""
@@ -492,6 +524,16 @@ class Machines:
             self._pstate_row(t, immediate, pstate)
         return done
 
+    def switch_reached(self, t: float, host: int) -> None:
+        """The switch actor of ``host`` finished its 1 flop at ``t``: as Batsim's, it sets the
+        target pstate (energy updated first) and the machine state at once, before the server
+        hears of it (switch_done, which writes the rows)."""
+        if self._state[host] in (SW_ON, SW_OFF):
+            self._pstate[host] = self._target[host]
+            self._switch_power(t, (host,))
+            self._reached.add(host)
+            self._move((host,), SLEEPING if self._state[host] == SW_OFF else IDLE, t)
+
     def switch_done(self, t: float, hosts: ProcSet | int) -> None:
         """Hosts whose sleep/wake switch completes at ``t``: they reach their target
         pstate (sleeping, or idle at the compute pstate). Call once per group
@@ -500,14 +542,17 @@ class Machines:
         """
         if isinstance(hosts, int):
             hosts = (hosts,)
-        group = [h for h in hosts if self._state[h] in (SW_ON, SW_OFF)]
+        group = [h for h in hosts if self._state[h] in (SW_ON, SW_OFF) or h in self._reached]
         if not group:
             return
-        asleep = [h for h in group if self._state[h] == SW_OFF]
-        awake = [h for h in group if self._state[h] == SW_ON]
+        reached = self._reached
+        asleep = [h for h in group if self._state[h] in (SW_OFF, SLEEPING)]
+        awake = [h for h in group if self._state[h] in (SW_ON, IDLE)]
         for h in group:
-            self._pstate[h] = self._target[h]
-        self._switch_power(t, group)
+            if h not in reached:     # switch_reached not called: reach the target now
+                self._pstate[h] = self._target[h]
+                self._switch_power(t, (h,))
+        reached.difference_update(group)
         for part, code in ((asleep, SLEEPING), (awake, IDLE)):
             if part:
                 self._move(part, code, t)

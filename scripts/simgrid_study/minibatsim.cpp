@@ -38,6 +38,20 @@ static bool energy = getenv("MB_NOENERGY") == nullptr;
 static int sleep_ps, on_ps, off_ps;           // taurus-like platforms: one sleep pstate
 static bool trace = getenv("MB_TRACE") != nullptr;
 
+// Batsim's machine states (sleeping, switching on, switching off, idle, computing) and its rows
+enum MS { SLEEPING, SW_ON, SW_OFF, IDLE, COMPUTING };
+static std::vector<int> state;                // by machine id
+static int counts[5];
+static FILE* ms_out = nullptr;
+static FILE* en_out = nullptr;
+static long double last_date = 0, last_energy = 0;
+static void set_state(int id, MS s) { counts[state[id]]--; counts[s]++; state[id] = s; }
+static void ms_row()
+{
+  if (ms_out) fprintf(ms_out, "%g,%d,%d,%d,%d,%d\n", sg4::Engine::get_clock(), counts[SLEEPING], counts[SW_ON],
+                      counts[SW_OFF], counts[IDLE], counts[COMPUTING]);
+}
+
 static void put(Msg* m) { if (trace) XBT_INFO("isend %.17g type=%d machine=%d", sg4::Engine::get_clock(), m->type, m->machine); mbox->put(m, 1); }
 
 static double total_energy()
@@ -48,9 +62,18 @@ static double total_energy()
 }
 static void energy_row(char kind)
 {
+  double date = sg4::Engine::get_clock();
   if (trace) XBT_INFO("energy row %c start", kind);
-  double e = total_energy();
-  if (trace) XBT_INFO("energy row %c done %.6f", kind, e);
+  long double e = 0, wattmin = 0;
+  for (auto* h : machines) e += sg_host_get_consumed_energy(h);
+  for (auto* h : machines) wattmin += sg_host_get_wattmin_at(h, h->get_pstate());
+  if (trace) XBT_INFO("energy row %c done %.6Lf", kind, e);
+  if (en_out) {
+    long double dt = (long double)date - last_date;
+    if (dt > 0) fprintf(en_out, "%f,%Lf,%c,%Lf,%f\n", date, e, kind, wattmin, (double)((e - last_energy) / dt));
+    else fprintf(en_out, "%f,%Lf,%c,%Lf,NA\n", date, e, kind, wattmin);
+  }
+  last_date = date; last_energy = e;
 }
 
 // ---------------------------------------------------------------- actors
@@ -68,6 +91,7 @@ static void switch_on(int id, int pstate)
   sg4::this_actor::execute(1);
   if (trace) XBT_INFO("exec done");
   h->set_pstate(pstate);
+  set_state(id, IDLE);
   Msg* m = new Msg{SWITCHED}; m->machine = id; m->pstate = pstate;
   put(m);
 }
@@ -78,6 +102,7 @@ static void switch_off(int id, int pstate)
   sg4::this_actor::execute(1);
   if (trace) XBT_INFO("exec done");
   h->set_pstate(pstate);
+  set_state(id, SLEEPING);
   Msg* m = new Msg{SWITCHED}; m->machine = id; m->pstate = pstate;
   put(m);
 }
@@ -93,6 +118,8 @@ static void job_process(std::string job_id, std::vector<int> ids)
 {
   Job* job = job_by_id[job_id];
   if (energy) { energy_on(ids); energy_row('s'); }
+  for (int i : ids) set_state(i, COMPUTING);
+  ms_row();
   std::vector<sg4::Host*> hosts;
   for (int i : ids) hosts.push_back(machines[i]);
   std::vector<double> flops(hosts.size(), job->cpu);
@@ -105,6 +132,8 @@ static void job_process(std::string job_id, std::vector<int> ids)
     catch (const simgrid::TimeoutException&) { state = "COMPLETED_WALLTIME_REACHED"; }
   }
   job->state = state;
+  for (int i : ids) set_state(i, IDLE);
+  ms_row();
   if (energy) { energy_on(ids); energy_row('e'); }
   Msg* m = new Msg{COMPLETED}; m->job = job_id;
   put(m);
@@ -125,6 +154,7 @@ static void submitter()
       current = sg4::Engine::get_clock();
     }
     batch.push_back(j->id);
+    if (energy && j == order.front()) total_energy();   // Batsim's energy_first_job_submission
   }
   if (!batch.empty()) { Msg* m = new Msg{SUBMITTED}; m->jobs = batch; put(m); }
   put(new Msg{BYE});
@@ -200,12 +230,15 @@ static void server()
         for (int id : m->ids) {
           int cur = machines[id]->get_pstate();
           if (cur != sleep_ps && m->pstate == sleep_ps) {
+            set_state(id, SW_OFF);
             sg4::Actor::create("switch OFF", machines[id], switch_off, id, m->pstate);
           } else {
+            set_state(id, SW_ON);
             sg4::Actor::create("switch ON", machines[id], switch_on, id, m->pstate);
           }
           switching++;
         }
+        ms_row();
         break;
       }
       case SWITCHED: {
@@ -217,6 +250,7 @@ static void server()
             if (s->left.empty()) {
               lst.erase(it);
               if (energy) energy_row('p');
+              ms_row();
               events.push_back("RSC " + s->label + " " + std::to_string(s->pstate));
               delete s;
             }
@@ -278,6 +312,12 @@ int main(int argc, char* argv[])
   std::sort(machines.begin(), machines.end(), [](sg4::Host* a, sg4::Host* b) { return std::stoi(a->get_cname()) < std::stoi(b->get_cname()); });
   { std::string sp = machines[0]->get_property("sleep_pstates"); int a, b, c; sscanf(sp.c_str(), "%d:%d:%d", &a, &b, &c);
     sleep_ps = a; off_ps = b; on_ps = c; }
+  state.assign(machines.size(), IDLE);
+  counts[IDLE] = machines.size();
+  if (getenv("MB_ROWS")) {     // Batsim's machine_states and consumed_energy rows, to these files
+    ms_out = fopen("machine_states.csv", "w");
+    en_out = fopen("consumed_energy.csv", "w");
+  }
   mbox = sg4::Mailbox::by_name("server");
   sg4::Actor::create("workload_submitter_w0", master, submitter);
   sg4::Actor::create("server", master, server);

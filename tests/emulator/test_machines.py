@@ -144,6 +144,7 @@ class Replay:
         self._running[job_id] = hosts
         self._load[job_id] = phases[0][1]
         self.machines.job_started(t, job_id, hosts, load=phases[0][1])
+        self.machines.write_job_start_rows()     # the job's actor writes its rows
         when = t
         for (dur, _), (_, nxt) in zip(phases, phases[1:]):
             when += dur
