@@ -64,14 +64,19 @@ def _progress_bar(enabled: bool) -> tuple[Optional[Callable[[int, int], None]], 
                 bar.refresh()
         return update, bar.close
     except ImportError:
-        last = [0.0]
+        state = {"shown": 0.0, "text": ""}
 
         def update(submitted: int, finished: int) -> None:
+            state["text"] = f"\r{finished}/{submitted} jobs finished"
             now = time.monotonic()
-            if now - last[0] > 0.5:
-                last[0] = now
-                print(f"\r{finished}/{submitted} jobs finished", end="", file=sys.stderr, flush=True)
-        return update, lambda: print(file=sys.stderr)
+            if now - state["shown"] > 0.5:
+                state["shown"] = now
+                print(state["text"], end="", file=sys.stderr, flush=True)
+
+        def close() -> None:   # the final count, not the last one shown
+            if state["text"]:
+                print(state["text"], file=sys.stderr, flush=True)
+        return update, close
 
 
 def run_engine(platform: str | Path, workloads: Sequence[str | Path], exchange: Exchange, *,

@@ -1,4 +1,4 @@
-"""Platforms with network links: the emulator runs them but says its times can differ from Batsim's."""
+"""simulate(): platforms with network links run with a warning; progress on the terminal."""
 import json
 import subprocess
 import sys
@@ -61,3 +61,11 @@ def test_command_line_prints_one_warning_line(tmp_path):
     assert proc.returncode == 0, proc.stderr
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("batsched-py: warning: ") and "linked.xml" in lines[0]
+
+
+def test_plain_progress_ends_with_the_final_count(tmp_path, monkeypatch, capsys):
+    # Without tqdm, the fallback progress line must end on the final count, not the last shown.
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    _, workload = _inputs(tmp_path)
+    simulate(NO_NET, [workload], create("fcfs"), progress=True)
+    assert capsys.readouterr().err.rstrip().endswith("1/1 jobs finished")
