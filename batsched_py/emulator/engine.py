@@ -316,7 +316,7 @@ class Engine:
         self._reply_sent(self._send())
         popleft = mailbox.popleft
         touched = self._touched
-        held_starts = self.machines.held_starts
+        held = self.machines.held
         while not self._done:
             if not mailbox:
                 ended = tl.step()
@@ -348,8 +348,8 @@ class Engine:
             if soon:
                 self._wake(soon)
             if self._readers:      # with -E: energy reads (every job start has some)
-                if held_starts:     # started jobs: their actors write rows after the woken ones ran
-                    self.machines.write_job_start_rows()
+                if held:     # job starts, sleep/wake requests: rows after the woken actors ran
+                    self.machines.write_held_rows()
                 self._settle_reads()
             if self._ready and not earlier and not self._done and (self._check_read is None or
                                                                    self._check_sees_nothing(earlier)):
@@ -618,10 +618,17 @@ class Engine:
             self._out.append(p.ResourceStateChanged(self._stamp(), req.hosts, req.state))
 
     def _on_end(self, payload):
-        job, token, state, rc = payload
+        job, token, state, rc, cut = payload
+        if cut:
+            # Its actor ends once its put is received: SimGrid then cancels the computation the
+            # walltime cut, updating its hosts' energy, load included.
+            self.machines.action_ended(self.tl.now, job.alloc)
+            self.machines.job_load_changed(self.tl.now, job.id, job.alloc, 0.0)
         if job.token != token or job.state != "RUNNING":
             return
-        self._finish(job, state, rc)
+        if self._energy:
+            self.machines.job_completed(self.tl.now)
+        self._completed(job, state, rc)
 
     def _actions_ended(self, job: Job) -> None:
         """The job's current SimGrid actions end or are cancelled now: with -E, SimGrid updates
@@ -631,17 +638,27 @@ class Engine:
         hosts = job.alloc if task is not None and task.kind == "cpu" else (job.alloc.min,)
         self.machines.action_ended(self.tl.now, hosts)
 
-    def _finish(self, job: Job, state: str, rc: int) -> None:
-        t = self.tl.now
-        if job.actions:               # killed: its actions are cancelled
+    def _free_hosts(self, job: Job) -> None:
+        """The server frees the job's hosts (its end rows) unless its actor did (_post_end).
+        None: started by CHANGE_JOB_STATE, on no host."""
+        if job.alloc is not None and not job.ended:
+            job.energy = self.machines.job_ended(self.tl.now, job.id, job.alloc)
+
+    def _kill_running(self, job: Job, rc: int) -> None:
+        """The server kills a running job: its actions are cancelled, its hosts freed."""
+        if job.actions:
             if self._energy:
                 self._actions_ended(job)
             for a in job.actions:
                 a.alive = False
-        job.actions = ()
+            job.actions = ()
+        self._free_hosts(job)
+        self._completed(job, "COMPLETED_KILLED", rc)
+
+    def _completed(self, job: Job, state: str, rc: int) -> None:
+        """The server learns that the job ended (JOB_COMPLETED, or it killed it)."""
+        t = self.tl.now
         job.state, job.return_code, job.finish = state, rc, t
-        if job.alloc is not None:     # None: started by CHANGE_JOB_STATE, on no host
-            job.energy = self.machines.job_ended(t, job.id, job.alloc)
         self.nb_running -= 1
         self.nb_completed += 1
         if self.writers is not None:  # _record, inlined
@@ -723,6 +740,8 @@ class Engine:
         acts = job.actions
         if job.state != "RUNNING" or action not in acts:
             return
+        # The walltime cut a computation: SimGrid does not cancel it, it runs on (see _on_end).
+        cut = timeout and len(acts) == 2
         # An execution ending in the same step as its timeout is a timeout: the execution's
         # action comes first, and SimGrid then finds the timeout detector finished too.
         if not timeout and len(acts) == 2 and not acts[1].alive:
@@ -731,7 +750,7 @@ class Engine:
             a.alive = False
         job.actions = ()
         if timeout:
-            self._post_end(job, "COMPLETED_WALLTIME_REACHED", -1)
+            self._post_end(job, "COMPLETED_WALLTIME_REACHED", -1, cut)
             return
         if i + 1 == len(job.tasks):    # the last task: no walltime bookkeeping needed
             ret = job.tasks_plan.ret
@@ -745,11 +764,18 @@ class Engine:
                 job.remaining = job.remaining - (self.tl.now - job.task_start)
         self._run_task(job, i + 1)
 
-    def _post_end(self, job: Job, state: str, rc: int) -> None:
-        """The job's actor tells the server the job ended.  With -E it reads the energy of the
-        job's hosts, then of every host (a consumed_energy.csv row) first."""
-        end = (self._on_end, (job, job.token, state, rc))
+    def _post_end(self, job: Job, state: str, rc: int, cut: bool = False) -> None:
+        """The job's actor frees its hosts, writing its end rows, and tells the server the job
+        ended.  With -E it reads the energy of the job's hosts, then of every host (its
+        consumed_energy.csv row) before its put.  ``cut``: a computation cut by the walltime
+        keeps loading the hosts until the actor ends (_on_end)."""
+        t = self.tl.now
+        job.energy = self.machines.job_ended(t, job.id, job.alloc, False)
+        job.ended = True
+        end = (self._on_end, (job, job.token, state, rc, cut))
         if self._energy:
+            if not cut:
+                self.machines.job_load_changed(t, job.id, job.alloc, 0.0)
             self._read_energy(1, [job.alloc, None], end)
         else:
             self._mailbox.append(end)
@@ -828,7 +854,7 @@ class Engine:
             ids.append(job.id)
             if job.state == "RUNNING":
                 progress[job.id], rc = self._kill_progress(job)
-                self._finish(job, "COMPLETED_KILLED", rc)
+                self._kill_running(job, rc)
         if ids:
             self._out.append(p.JobKilled(self._stamp(), tuple(ids), progress))
 
@@ -967,8 +993,7 @@ class Engine:
             for a in job.actions:
                 a.alive = False
             job.actions = ()
-            if job.alloc is not None:
-                job.energy = self.machines.job_ended(self.tl.now, job.id, job.alloc)
+            self._free_hosts(job)
             job.finish = self.tl.now
             self.nb_running -= 1
             self.nb_completed += 1

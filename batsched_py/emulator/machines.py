@@ -5,8 +5,8 @@ The engine owns time and messages; it tells :class:`Machines` what happens
 ``set_unavailable``/``set_available``) always with non-decreasing ``t``.
 Machines keeps the state of every compute host and records, through the
 :class:`~batsched_py.emulator.outputs.OutputWriters` it was given, exactly the
-rows Batsim writes: one ``machine_states`` row per call of job_started (written by
-write_job_start_rows with -E) / job_ended / request_state (sleep/wake) / switch_done
+rows Batsim writes: one ``machine_states`` row per call of job_started / request_state
+(sleep/wake) (both written by write_held_rows with -E) / job_ended / switch_done
 (availability changes write no row), one ``pstate_changes`` row (+ one ``p`` energy row) per pstate
 change group, one ``s``/``e`` energy row per job start/end.
 
@@ -124,7 +124,10 @@ class Machines:
         self._nb_machine_switches = 0
         self._job_start_energy: dict[str, float] = {}
         self._reached: set[int] = set()    # switched (switch_reached), switch_done to come
-        self.held_starts: list[tuple[float, float]] = []    # see job_started
+        # Rows of this round's job actors and server, written once the round's woken actors
+        # ran (write_held_rows): (t, energy read at a job start, None) or (t, None, hosts of a
+        # sleep/wake request)
+        self.held: list[tuple] = []
         # energy, SimGrid style (see "energy" below): per host, the energy at its last update,
         # when that was, and SimGrid's pstate (the virtual one while switching)
         self._host_energy = [0.0] * n
@@ -246,6 +249,11 @@ class Machines:
             self._host_energy[h] = self._host_energy[h] + self._watts[h] * (t - last)
             self._host_t[h] = t
         return self._host_energy[h]
+
+    def _peek(self, h: int, t: float) -> float:
+        """Host ``h``'s energy at ``t`` as _update would make it, the host left as it is."""
+        last = self._host_t[h]
+        return self._host_energy[h] + self._watts[h] * (t - last) if last < t else self._host_energy[h]
 
     def _leave_creation_power(self, t: float) -> None:
         """The first energy read, at ``t``: every host, not updated since the start, is charged
@@ -400,8 +408,8 @@ class Machines:
         if self.energy_enabled:
             # Its actor reads energies before its load changes, but writes its rows after its
             # reads' simcalls, once same-round switch actors set their pstate and state:
-            # the rows wait for write_job_start_rows.
-            self.held_starts.append((t, self.consumed_energy(t)))
+            # the rows wait for write_held_rows.
+            self.held.append((t, self.consumed_energy(t), None))
             self._job_start_energy[job_id] = self.hosts_energy(t, hosts)
         jobs, state, since = self._jobs, self._state, self._since
         # _move(idle hosts, COMPUTING, t) inlined: the same additions in the same (host) order.
@@ -424,14 +432,21 @@ class Machines:
         if not self.energy_enabled:
             self._states_row(t)
 
-    def write_job_start_rows(self) -> None:
-        """The held rows of the jobs started this round: the ``s`` energy row (energy read at the
-        start, wattmin now) and the machine_states row (counts now)."""
-        for t, energy in self.held_starts:
-            if self.writers is not None:
-                self.writers.energy_row(t, energy, "s", self.wattmin())
-            self._states_row(t)
-        self.held_starts.clear()
+    def write_held_rows(self) -> None:
+        """The held rows of this round (see ``held``): energy row (a job start's ``s`` with the
+        energy read at the start; a sleep/wake request's ``p``) and machine_states row, with the
+        wattmin and counts of now, after same-round switch actors set their pstate and state."""
+        for t, energy, switching in self.held:
+            if switching is None:
+                if self.writers is not None:
+                    self.writers.energy_row(t, energy, "s", self.wattmin())
+                self._states_row(t)
+            else:
+                self._energy_row(t, "p")
+                self._states_row(t)
+                # the request's switch actors, created after these rows, set the virtual pstate
+                self._switch_power(t, switching)
+        self.held.clear()
 
     def job_load_changed(self, t: float, job_id: str, hosts: ProcSet, load: float) -> None:
         """The job running on ``hosts`` enters a phase with cpu load ``load`` at ``t``."""
@@ -441,21 +456,29 @@ class Machines:
             for h in range(a, b + 1):
                 self._set_load(h, load)
 
-    def job_ended(self, t: float, job_id: str, hosts: ProcSet) -> float:
+    def job_ended(self, t: float, job_id: str, hosts: ProcSet, update: bool = True) -> float:
         """The job on ``hosts`` ends (any final state) at ``t``.
 
         Returns its consumed energy in J (energy drawn by its hosts between
         its start and end), -1.0 without -E. Writes the ``e`` energy row
-        (power after the end) and one machine_states row.
+        (power after the end) and one machine_states row.  update=False: the
+        job's actor ends it: the energies are read without updating the hosts (the
+        engine counts its reads' simcalls with read_energy, which updates them) and
+        the engine sets the hosts' load (job_load_changed) and tells job_completed.
         """
         jobs, state, since = self._jobs, self._state, self._since
         energy = -1.0
         if self.energy_enabled:
-            energy = self.hosts_energy(t, hosts) - self._job_start_energy.pop(job_id, 0.0)
-            for a, b in _ranges(hosts):
-                for h in range(a, b + 1):
-                    if jobs[h] <= 1:
-                        self._set_load(h, 0.0)
+            if self._creation_power:
+                self._leave_creation_power(t)
+            read = self._update if update else self._peek
+            energy = sum([read(h, t) for a, b in _ranges(hosts) for h in range(a, b + 1)]) \
+                - self._job_start_energy.pop(job_id, 0.0)
+            if update:
+                for a, b in _ranges(hosts):
+                    for h in range(a, b + 1):
+                        if jobs[h] <= 1:
+                            self._set_load(h, 0.0)
         # _move(freed hosts, IDLE, t) inlined: the same additions in the same (host) order.
         computing_time = self._time_in[COMPUTING]
         freed = 0
@@ -472,10 +495,19 @@ class Machines:
         c[COMPUTING] -= freed
         c[IDLE] += freed
         if self.energy_enabled:
-            self._energy_row(t, "e")
-            self._energy_last_completion = self.consumed_energy(t)
+            if update:
+                self._energy_row(t, "e")
+                self.job_completed(t)
+            elif self.writers is not None:
+                total = fsum([self._peek(h, t) for h in range(len(state))])
+                self.writers.energy_row(t, total, "e", self.wattmin())
         self._states_row(t)
         return energy
+
+    def job_completed(self, t: float) -> None:
+        """The server learns at ``t`` that a job ended: Batsim reads the total energy (its
+        ``consumed_joules`` counts up to the last completion)."""
+        self._energy_last_completion = self.consumed_energy(t)
 
     def request_state(self, t: float, hosts: ProcSet, pstate: int) -> dict[int, float]:
         """Apply SET_RESOURCE_STATE(hosts, pstate) received at ``t`` (validate first
@@ -512,13 +544,17 @@ class Machines:
                                     (on, SW_ON, SWITCHING_ON_PSTATE)):
             if not group:
                 continue
-            # Batsim traces the switch start before SimGrid's pstate changes.
-            self._pstate_row(t, group, marker)
             for h in group:
                 self._switch_end[h] = done[h]
-            self._switch_power(t, group)
             self._move(group, code, t)
-            self._states_row(t)
+            if self.energy_enabled:
+                # Batsim traces the switch start before SimGrid's pstate changes; the server
+                # writes its rows after its energy reads' simcalls: held (write_held_rows).
+                if self.writers is not None:
+                    self.writers.pstate_change(t, ProcSet(*group), marker)
+                self.held.append((t, None, group))
+            else:
+                self._states_row(t)
         if immediate:
             self._switch_power(t, immediate)
             self._pstate_row(t, immediate, pstate)

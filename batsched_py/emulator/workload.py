@@ -45,6 +45,7 @@ class Job:
     task_index: int = 0
     task_start: float = 0.0
     actions: Any = ()
+    ended: bool = False          # its actor ended: its hosts are freed (see the engine)
 
 
 @dataclass(slots=True)

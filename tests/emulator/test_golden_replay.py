@@ -9,14 +9,6 @@ from batsched_py.emulator.cli import batsim_args_to_kwargs
 
 from golden_replay import GOLDEN, Replayer, cases, meta, read_csv, transcript
 
-# Cases whose output CSVs may differ.  The taurus case's messages all match; 7 of its 678
-# machine_states rows and 12 of its consumed_energy rows do not.  Not modelled: the server writes a
-# SET_RESOURCE_STATE's energy row after its reads and its machine_states row after creating the
-# switch actors, so switch completions of the same round count in them (rows at t=9, 40, 1656,
-# 2063, 5123, 5354); a job's actor writes its end rows when it wakes, the emulator when the server
-# gets its JOB_COMPLETED (at t=197 they come after a SET_RESOURCE_STATE's rows, not before); and
-# 4 energy totals are 1e-6 J off, on the 4th decimal's rounding.
-CSV_XFAIL = {"idle_sleeper-taurus-2016w13-E": {"machine_states", "consumed_energy"}}
 DROP = ("simulation_time", "scheduling_time")
 
 
@@ -85,7 +77,4 @@ def test_messages_match(case, tmp_path):
 def test_outputs_match(case, tmp_path):
     replay(case, tmp_path / "out")
     diffs = csv_differences(case, tmp_path / "out")
-    known = CSV_XFAIL.get(case, set())
-    assert all(d.split(":", 1)[0] in known for d in diffs), diffs   # the other files match
-    if diffs:
-        pytest.xfail("; ".join(diffs))
+    assert not diffs, diffs

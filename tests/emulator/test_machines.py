@@ -114,6 +114,7 @@ class Replay:
                     hosts = ProcSet.from_str(data["resources"])
                     assert m.check_set_state(hosts, int(data["state"])) is None
                     done = m.request_state(t, hosts, int(data["state"]))
+                    m.write_held_rows()     # the server writes its rows
                     groups: dict[float, list[int]] = {}
                     for h, when in done.items():
                         groups.setdefault(when, []).append(h)
@@ -144,7 +145,7 @@ class Replay:
         self._running[job_id] = hosts
         self._load[job_id] = phases[0][1]
         self.machines.job_started(t, job_id, hosts, load=phases[0][1])
-        self.machines.write_job_start_rows()     # the job's actor writes its rows
+        self.machines.write_held_rows()     # the job's actor writes its rows
         when = t
         for (dur, _), (_, nxt) in zip(phases, phases[1:]):
             when += dur
