@@ -418,6 +418,7 @@ class Engine:
         comm = tl.execute(self._loopback_rate, None)
         while True:
             ended = tl.step()
+            assert ended is not None       # the message itself is in flight
             if not comm.alive:
                 ended = [a for a in ended if a is not comm]
                 if ended and self._energy:
@@ -525,6 +526,7 @@ class Engine:
         reply's now.  A timestamp above the (drifted) clock makes it sleep the difference first
         (returns None), even 1e-10 s.  Each put waits until the server received it: the next one
         is the follow-up of its handler (_on_decision)."""
+        item: tuple
         if reply.k < len(reply.events):
             when, item = reply.events[reply.k].timestamp, (self._on_decision, reply)
         else:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Optional
 
 from procset import ProcSet
 
@@ -124,7 +125,8 @@ class OutputWriters:
         self._jobs_file = self._open("_jobs.csv", JOBS_COLUMNS)
         # schedule.csv figures over the jobs written so far
         self._nb_rows = self._nb_rejected = self._nb_success = 0
-        self._makespan = self._max_slowdown = self._max_turnaround = self._max_waiting = None
+        self._makespan: Optional[float] = None    # until the first job finishes
+        self._max_slowdown = self._max_turnaround = self._max_waiting = 0.0
         self._sum_slowdown = self._sum_turnaround = self._sum_waiting = 0.0
         # machine_states rows, appended by Machines (already formatted), written in blocks
         self.state_rows: list[str] = []
@@ -258,12 +260,10 @@ class OutputWriters:
                        simulation_time: float) -> str:
         n = self._nb_rows - self._nb_rejected
         nb_jobs = self._nb_rows if nb_jobs is None else nb_jobs
-        none = self._makespan is None
         # Batsim divides the sums by every job, rejected ones included.
         vals = [
             s.consumed_joules,
-            0.0 if none else self._makespan, 0.0 if none else self._max_slowdown,
-            0.0 if none else self._max_turnaround, 0.0 if none else self._max_waiting,
+            self._makespan or 0.0, self._max_slowdown, self._max_turnaround, self._max_waiting,
             self._sum_slowdown / nb_jobs if nb_jobs else 0.0, self._sum_turnaround / nb_jobs if nb_jobs else 0.0,
             self._sum_waiting / nb_jobs if nb_jobs else 0.0,
         ]

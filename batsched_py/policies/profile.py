@@ -171,6 +171,7 @@ class Profile:
                 hosts = select(avail, res)
                 if hosts is None:
                     continue
+            assert hosts is not None       # (every path here set it)
             self._occupy(i, j, job_id, hosts, until)
             return Placement(begin, hosts, i == 0)
         return None
@@ -275,10 +276,10 @@ class Profile:
 
     def hosts_needed_before(self, date: float) -> int:
         """Hosts some job in the profile occupies before ``date`` (power policies keep them on)."""
-        date = fixed(date)
+        limit = fixed(date)
         used = 0
         for s in self.slices:
-            if s.begin >= date:
+            if s.begin >= limit:
                 break
             for hosts in s.jobs.values():
                 used |= hosts
