@@ -97,8 +97,8 @@ class MachineStats:
 class Machines:
     """State of every compute host of ``platform``; writes rows through ``writers``.
 
-    writers: an OutputWriters (or None: nothing recorded). Its methods
-    ``machine_states_row``, ``pstate_change`` and ``energy_row`` are called.
+    writers: an OutputWriters (or None: nothing recorded). Machine-state rows go to its
+    ``state_rows`` (flushed by ``flush_states``); ``pstate_change`` and ``energy_row`` are called.
     energy_enabled: Batsim's -E; without it no energy is integrated, job
     energy is -1 and no pstate/energy rows are written.
     """
@@ -113,7 +113,6 @@ class Machines:
         self._state = [IDLE] * n
         self._pstate = [h.default_pstate for h in self.hosts]
         self._target = [-1] * n            # pstate a switching host will end in
-        self._switch_end = [0.0] * n
         self._jobs = [0] * n               # number of jobs running on the host
         self._load = [0.0] * n             # SimGrid cpu load fraction
         self._since = [start_time] * n     # when the host entered its state
@@ -150,7 +149,7 @@ class Machines:
             for i, p in enumerate(self._pstate):
                 by_pstate.setdefault(p, []).append(i)
             for p in sorted(by_pstate):
-                writers.pstate_change(start_time, ProcSet(*by_pstate[p]), p, initial=True)
+                writers.pstate_change(start_time, ProcSet(*by_pstate[p]), p)
 
     # ------------------------------------------------------------------ queries
 
@@ -337,10 +336,6 @@ class Machines:
         energy from the first submission to the last job completion."""
         if self._energy_first_submission is None:
             self._energy_first_submission = self.consumed_energy(t)
-
-    def current_power(self) -> float:
-        """Sum of the hosts' current power (W) at their current load."""
-        return sum(self._watts)
 
     def wattmin(self) -> float:
         """Batsim's ``wattmin`` column: the sum over hosts of SimGrid's wattmin (epsilon) at the
@@ -544,8 +539,6 @@ class Machines:
                                     (on, SW_ON, SWITCHING_ON_PSTATE)):
             if not group:
                 continue
-            for h in group:
-                self._switch_end[h] = done[h]
             self._move(group, code, t)
             if self.energy_enabled:
                 # Batsim traces the switch start before SimGrid's pstate changes; the server
@@ -612,10 +605,6 @@ class Machines:
         if self.writers is not None and self.energy_enabled:
             self.writers.pstate_change(t, ProcSet(*hosts), pstate)
             self._energy_row(t, "p")
-
-    def switching_end(self, host: int) -> float | None:
-        """When the current switch of ``host`` completes, or None if not switching."""
-        return self._switch_end[host] if self._state[host] in (SW_ON, SW_OFF) else None
 
     def set_unavailable(self, t: float, hosts: ProcSet) -> None:
         """External event machine_unavailable: hosts become ``unavailable`` (no row)."""

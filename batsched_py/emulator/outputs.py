@@ -30,14 +30,13 @@ and written in blocks.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Optional
 
 from procset import ProcSet
 
 from .machines import MachineStats
 
-__all__ = ["JobRecord", "OutputWriters", "BATSIM_VERSION", "JOBS_COLUMNS",
+__all__ = ["OutputWriters", "BATSIM_VERSION", "JOBS_COLUMNS",
            "SCHEDULE_COLUMNS"]
 
 BATSIM_VERSION = "4.2.1"
@@ -53,33 +52,6 @@ SCHEDULE_COLUMNS = ("batsim_version,consumed_joules,makespan,max_slowdown,max_tu
                     "time_sleeping,time_switching_off,time_switching_on,time_unavailable")
 SUCCESS = "COMPLETED_SUCCESSFULLY"
 REJECTED = "REJECTED"
-
-
-@dataclass(slots=True)
-class JobRecord:
-    """What jobs.csv needs about one job.
-
-    job_id: the id inside its workload (``"3"`` for ``w0!3``). times in
-    simulated seconds; requested_time -1 when the job has no walltime;
-    final_state: COMPLETED_SUCCESSFULLY, COMPLETED_FAILED,
-    COMPLETED_WALLTIME_REACHED, COMPLETED_KILLED or REJECTED (then the
-    start/finish/allocation fields are ignored). consumed_energy: J, -1
-    without -E (Machines.job_ended's value). metadata: the job's metadata
-    string ("" if none).
-    """
-
-    job_id: str
-    workload_name: str
-    profile: str
-    submission_time: float
-    requested_number_of_resources: int
-    requested_time: float
-    final_state: str
-    starting_time: float = 0.0
-    finish_time: float = 0.0
-    allocated_resources: ProcSet | str = ""
-    consumed_energy: float = -1.0
-    metadata: str = ""
 
 
 def _hosts_text(hosts) -> str:
@@ -99,8 +71,8 @@ class OutputWriters:
 
     Files are opened at construction (the directory is created). Rows come
     from :class:`~.machines.Machines` (states, pstates, energy) and from the
-    engine (:meth:`job_finished`, :meth:`job_rejected`); :meth:`close` writes
-    jobs.csv and schedule.csv and closes everything.
+    engine (:meth:`job_row`); :meth:`close` writes schedule.csv and closes
+    everything.
     """
 
     def __init__(self, prefix: str, *, energy: bool = False):
@@ -150,15 +122,11 @@ class OutputWriters:
 
     # ------------------------------------------------------------ rows from Machines
 
-    def machine_states_row(self, t: float, counts: tuple[int, int, int, int, int]) -> None:
-        """counts: (sleeping, switching_on, switching_off, idle, computing)."""
-        self.state_rows.append("%g,%d,%d,%d,%d,%d\n" % (t, *counts))
-
     def flush_states(self) -> None:
         self._states.writelines(self.state_rows)
         self.state_rows.clear()
 
-    def pstate_change(self, t: float, hosts: ProcSet, pstate: int, initial: bool = False) -> None:
+    def pstate_change(self, t: float, hosts: ProcSet, pstate: int) -> None:
         if self._pstates is not None:
             self._pstates.write(f"{t:g},{hosts},{pstate}\n")
 
@@ -175,23 +143,18 @@ class OutputWriters:
 
     # ------------------------------------------------------------ rows from the engine
 
-    def job_finished(self, record: JobRecord) -> None:
-        """A job reached a final state (success, failure, walltime, killed)."""
-        self.job_row(record.job_id, record.workload_name, record.profile, record.submission_time,
-                     record.requested_number_of_resources, record.requested_time, record.final_state,
-                     record.starting_time, record.finish_time, record.allocated_resources,
-                     record.consumed_energy, record.metadata)
-
-    def job_rejected(self, record: JobRecord) -> None:
-        """A job was rejected (record.final_state is forced to REJECTED)."""
-        record.final_state = REJECTED
-        self.job_finished(record)
-
     def job_row(self, job_id: str, workload_name: str, profile: str, submission_time: float,
                 requested_number_of_resources: int, requested_time: float, final_state: str,
                 starting_time: float, finish_time: float, allocated_resources, consumed_energy: float,
                 metadata: str) -> None:
-        """One jobs.csv row (fields as in :class:`JobRecord`), written now."""
+        """One jobs.csv row, written now.
+
+        job_id: the id inside its workload (``"3"`` for ``w0!3``); times in simulated seconds;
+        requested_time -1 when the job has no walltime; final_state: COMPLETED_SUCCESSFULLY,
+        COMPLETED_FAILED, COMPLETED_WALLTIME_REACHED, COMPLETED_KILLED or REJECTED (then the
+        start/finish/allocation fields are ignored); consumed_energy: J, -1 without -E;
+        metadata: the job's metadata string ("" if none).
+        """
         quoted = '""' if not metadata else _csv_quote(metadata)
         self._nb_rows += 1
         if final_state == REJECTED:

@@ -82,10 +82,6 @@ class Timeline:
             heapq.heappush(self._heap, (self.now + remains / rate, a.seq, a))
         return a
 
-    @staticmethod
-    def cancel(action: Action) -> None:
-        action.alive = False
-
     def take_soon(self) -> list[Action]:
         """Actions that end at the next step even if it does not move the clock (zero-work
         executions, sleeps shorter than the precision), in creation order; the caller handles

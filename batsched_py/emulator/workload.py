@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 from .errors import EmulatorError
 from ..protocol import JobDescription
-from .profiles import Profile, Task, expand_tasks, parse_profile, unsupported_part
+from .profiles import Profile, expand_tasks, parse_profile, unsupported_part
 
 __all__ = ["Job", "Workload", "load_workload", "make_job", "unsupported_jobs_error"]
 
@@ -66,9 +66,6 @@ class Workload:
                 used[name] = dict(self.profiles[name].data)
                 todo.extend(self.profiles[name].seq)
         return {name: used[name] for name in self.profiles if name in used}
-
-    def tasks_of(self, job: Job) -> list[tuple[Task, tuple]]:
-        return expand_tasks(self.profiles[job.profile], self.profiles, f"job {job.id}")
 
 
 class _Invalid(Exception):

@@ -64,13 +64,6 @@ class Slice:
     available: int              # bitmask of the hosts no job holds during the slice
     jobs: dict = field(default_factory=dict)    # job id -> bitmask of its hosts
 
-    @property
-    def length(self) -> "int | float":
-        return self.end - self.begin
-
-    def copy(self) -> "Slice":
-        return Slice(self.begin, self.end, self.available, dict(self.jobs))
-
 
 @dataclass(slots=True)
 class Placement:
@@ -86,10 +79,6 @@ class Profile:
 
     def __contains__(self, job_id: str) -> bool:
         return job_id in self.placed
-
-    @property
-    def available_now(self) -> int:
-        return self.slices[0].available
 
     def update_first_slice(self, now: float) -> None:
         """The present moves to ``now``: the first slice starts there."""

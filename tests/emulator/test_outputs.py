@@ -8,7 +8,7 @@ import pytest
 from procset import ProcSet
 
 from batsched_py.emulator.machines import MachineStats
-from batsched_py.emulator.outputs import JobRecord, OutputWriters
+from batsched_py.emulator.outputs import OutputWriters
 from test_machines import ALL_CASES, ENERGY_CASES, GOLDEN, Replay, golden_csv
 
 WALL_CLOCK = {"scheduling_time", "simulation_time"}
@@ -17,11 +17,12 @@ WALL_CLOCK = {"scheduling_time", "simulation_time"}
 KNOWN_ENERGY_DIFF = {"fcfs_fast-e128-semantics-E"}
 
 
-def _records(case: str, energies: dict[str, float]) -> list[JobRecord]:
+def _records(case: str, energies: dict[str, float]) -> list[dict]:
+    """job_row's arguments for each row of the case's golden jobs.csv."""
     recs = []
     for row in golden_csv(case, "jobs"):
         rejected = row["final_state"] == "REJECTED"
-        recs.append(JobRecord(
+        recs.append(dict(
             job_id=row["job_id"], workload_name=row["workload_name"], profile=row["profile"],
             submission_time=float(row["submission_time"]),
             requested_number_of_resources=int(row["requested_number_of_resources"]),
@@ -40,7 +41,7 @@ def written(request, tmp_path_factory):
     prefix = str(tmp_path_factory.mktemp(case) / "out")
     r = Replay(case, prefix).run()
     for rec in _records(case, r.job_energy):
-        (r.writers.job_rejected if rec.final_state == "REJECTED" else r.writers.job_finished)(rec)
+        r.writers.job_row(**rec)
     r.writers.close(r.end_time, r.machines.stats(r.end_time), scheduling_time=0.5,
                     simulation_time=1.0)
     return case, prefix
@@ -132,9 +133,8 @@ def test_schedule_csv(written):
 def test_incomplete_run_keeps_outputs(tmp_path):
     prefix = str(tmp_path / "sub" / "out")
     w = OutputWriters(prefix, energy=True)
-    w.machine_states_row(0.5, (0, 0, 0, 3, 1))
-    w.job_finished(JobRecord("1", "w0", "p", 0.0, 1, -1.0, "COMPLETED_SUCCESSFULLY", 0.5, 2.0,
-                             ProcSet(0), 12.0, 'a "b"'))
+    w.state_rows.append("0.5,0,0,0,3,1\n")     # as Machines formats them
+    w.job_row("1", "w0", "p", 0.0, 1, -1.0, "COMPLETED_SUCCESSFULLY", 0.5, 2.0, ProcSet(0), 12.0, 'a "b"')
     stats = MachineStats(0.0, 4, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     w.close(3.0, stats, nb_jobs=2, complete=False, error="EXECUTE_JOB on sleeping host 2")
     assert "sleeping host 2" in (tmp_path / "sub" / "out_INCOMPLETE").read_text()

@@ -5,6 +5,7 @@ import pytest
 from batsched_py import protocol as p
 
 from batsched_py.emulator import EmulatorError
+from batsched_py.emulator.profiles import expand_tasks
 from batsched_py.emulator.workload import load_workload
 
 
@@ -53,7 +54,7 @@ def test_ids_and_profiles(tmp_path):
     # the JOB_SUBMITTED description is the one the protocol decoder would build from the file's object
     assert job.desc == p.JobDescription.from_data(job.desc.to_data(), "job")
     assert set(wl.profiles_json()) == {"c", "d"}
-    assert [t.amount for t, _ in wl.tasks_of(job)] == [3.0, 3.0]
+    assert [t.amount for t, _ in expand_tasks(wl.profiles[job.profile], wl.profiles, "job")] == [3.0, 3.0]
 
 
 @pytest.mark.parametrize("job,match", [({"id": 1, "res": 0, "profile": "d"}, "res"),
