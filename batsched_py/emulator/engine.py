@@ -42,7 +42,7 @@ from __future__ import annotations
 from collections import deque
 from time import perf_counter as _perf_counter
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 from procset import ProcSet
 
@@ -106,11 +106,12 @@ class _Reply:
     """A scheduler reply being applied by Batsim's request-reply actor: ``k`` its next decision."""
     __slots__ = ("events", "now", "index", "k")
 
-    def __init__(self, events: tuple, now: float, index: int):
+    def __init__(self, events: Sequence[p.Event], now: float, index: int):
         self.events, self.now, self.index, self.k = events, now, index, 0
 
 
-def _sub_round(put: tuple) -> int:
+def _sub_round(put: list) -> int:
+    """The sort key of a deferred ``[sub-round, item]``."""
     return put[0]
 
 
@@ -201,7 +202,8 @@ class Engine:
         # executors and switch actors run on compute hosts, with no route to the master host:
         # their messages take no time.
         self._loopback_rate = platform.master_loopback_bw    # 1-byte messages: rate = bandwidth
-        self._compute_host_senders = {Engine._on_end, Engine._on_switch}
+        # (bound methods, compared as such: compiled ones have no __func__)
+        self._compute_host_senders = {self._on_end, self._on_switch}
         self._decisions = {
             p.ExecuteJob: self._execute, p.RejectJob: self._reject, p.KillJob: self._kill,
             p.CallMeLater: self._call_me_later, p.SetResourceState: self._set_state, p.Notify: self._notify,
@@ -328,7 +330,7 @@ class Engine:
                 else:     # no energy reads, no switch actor: every put is in sub-round 1
                     self._wake(ended)
                 continue
-            if loopback and mailbox[0][0].__func__ not in self._compute_host_senders:
+            if loopback and mailbox[0][0] not in self._compute_host_senders:
                 soon = self._cross_loopback()
             else:
                 # Receiving this message is a zero-delta SimGrid step: sub-precision sleeps and

@@ -24,6 +24,10 @@ class DecisionError(ValueError):
     """A decision that Batsim would refuse (or abort on), caught before it is sent."""
 
 
+class SessionError(RuntimeError):
+    """The Batsim side broke the protocol's sequencing (not a malformed message)."""
+
+
 def _hosts(hosts: ProcSet | Iterable[int] | int) -> ProcSet:
     if isinstance(hosts, ProcSet):
         # A copy: the caller may pass a set it goes on modifying in place (``free -= hosts``).

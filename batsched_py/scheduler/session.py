@@ -3,13 +3,12 @@
 ``Session.handle(message) -> reply`` is the whole scheduler side of the
 protocol: transports (ZeroMQ, the in-process emulator) only move messages.
 """
+from typing import Any, Callable
+
 from .. import protocol as p
-from .base import DecisionError, Scheduler
+# (SessionError lives in base.py: mypyc cannot compile a RuntimeError subclass)
+from .base import DecisionError, Scheduler, SessionError
 from .view import Job, Platform
-
-
-class SessionError(RuntimeError):
-    """The Batsim side broke the protocol's sequencing (not a malformed message)."""
 
 
 class Session:
@@ -134,7 +133,7 @@ class Session:
         s.on_answer(e)
 
 
-_HANDLERS = {
+_HANDLERS: dict[type, Callable[[Session, Scheduler, Any], None]] = {
     p.SimulationBegins: Session._begins, p.SimulationEnds: Session._ends, p.JobSubmitted: Session._submitted,
     p.JobCompleted: Session._completed, p.JobKilled: Session._killed,
     p.ResourceStateChanged: Session._state_changed, p.RequestedCall: Session._requested_call,

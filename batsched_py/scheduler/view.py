@@ -43,43 +43,55 @@ def procset_of(ids: Iterable[int]) -> ProcSet:
 
 try:                            # procset 1.0 keeps a ProcSet's intervals in ``_itvs``
     from procset import ProcInt as _ProcInt
-    _new_object, _new_tuple = object.__new__, tuple.__new__
+except ImportError:             # pragma: no cover - another procset implementation
+    _ProcInt = None
+_new_object, _new_tuple = object.__new__, tuple.__new__
 
-    def _from_intervals(intervals) -> ProcSet:
-        """ProcSet of sorted, disjoint, non-adjacent (lo, hi) intervals, without re-merging them."""
-        ps = _new_object(ProcSet)
-        ps._itvs = [_new_tuple(_ProcInt, iv) for iv in intervals]
-        return ps
 
-    def procset_of_mask(mask: int) -> ProcSet:
-        """The ProcSet of the set bits of ``mask``."""
-        ps = _new_object(ProcSet)
-        if mask:
-            lo = (mask & -mask).bit_length() - 1
-            x = mask >> lo
-            if not x & (x + 1):                             # one run of consecutive ids
-                ps._itvs = [_new_tuple(_ProcInt, (lo, lo + x.bit_length() - 1))]
-                return ps
-        itvs = []
-        while mask:
-            lo = (mask & -mask).bit_length() - 1
-            x = mask >> lo
-            run = (~x & (x + 1)).bit_length() - 1          # trailing ones of x
-            itvs.append(_new_tuple(_ProcInt, (lo, lo + run - 1)))
-            mask ^= ((1 << run) - 1) << lo
-        ps._itvs = itvs
-        return ps
-
-    if not (_from_intervals([(0, 1), (3, 5)]) == ProcSet((0, 1), (3, 5)) == procset_of_mask(0b111011)
-            and str(procset_of_mask(4)) == "2" and procset_of_mask(0) == ProcSet()):
-        raise ImportError("unexpected procset internals")
-except Exception:               # pragma: no cover - another procset implementation
-    def _from_intervals(intervals) -> ProcSet:
+def _from_intervals(intervals) -> ProcSet:
+    """ProcSet of sorted, disjoint, non-adjacent (lo, hi) intervals, without re-merging them."""
+    if not _DIRECT:
         return ProcSet(*intervals)
+    ps = _new_object(ProcSet)
+    ps._itvs = [_new_tuple(_ProcInt, iv) for iv in intervals]
+    return ps
 
-    def procset_of_mask(mask: int) -> ProcSet:
-        """The ProcSet of the set bits of ``mask``."""
+
+def procset_of_mask(mask: int) -> ProcSet:
+    """The ProcSet of the set bits of ``mask``."""
+    if not _DIRECT:
         return ProcSet(*bits_of(mask))
+    ps = _new_object(ProcSet)
+    if mask:
+        lo = (mask & -mask).bit_length() - 1
+        x = mask >> lo
+        if not x & (x + 1):                             # one run of consecutive ids
+            ps._itvs = [_new_tuple(_ProcInt, (lo, lo + x.bit_length() - 1))]
+            return ps
+    itvs = []
+    while mask:
+        lo = (mask & -mask).bit_length() - 1
+        x = mask >> lo
+        run = (~x & (x + 1)).bit_length() - 1          # trailing ones of x
+        itvs.append(_new_tuple(_ProcInt, (lo, lo + run - 1)))
+        mask ^= ((1 << run) - 1) << lo
+    ps._itvs = itvs
+    return ps
+
+
+def _direct_works() -> bool:
+    try:
+        return bool(_ProcInt is not None
+                    and _from_intervals([(0, 1), (3, 5)]) == ProcSet((0, 1), (3, 5)) == procset_of_mask(0b111011)
+                    and str(procset_of_mask(4)) == "2" and procset_of_mask(0) == ProcSet())
+    except Exception:           # pragma: no cover - another procset implementation
+        return False
+
+
+# Checked once, the flag on.  (One definition of each function and a flag, not a fallback
+# definition: mypyc, which compiles this module in the compiled build, refuses redefinitions.)
+_DIRECT = True
+_DIRECT = _direct_works()
 
 
 def mask_of(hosts: "ProcSet | Iterable[int] | int") -> int:
