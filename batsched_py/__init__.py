@@ -8,5 +8,10 @@ Layout (each sub-package has one job):
 - ``emulator``: a pure-Python Batsim 4.2.1, in-process or as a ``batsim`` drop-in;
 - ``workloads``, ``platforms``, ``metrics``, ``plots``: inputs, outputs and analysis;
 - ``launcher``: real Batsim as a subprocess or a container.
+
+``compiled_modules()`` lists the modules compiled with mypyc (empty for the default, pure-Python
+build; see ``compiled.py``).
 """
+from .compiled import compiled_modules
+
 __version__ = "0.1.0"

@@ -7,7 +7,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from . import __version__
+from . import __version__, compiled_modules
 
 # Tools with their own parsers, mounted as sub-commands: name -> (module, one-line help).
 DELEGATED = {
@@ -75,7 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Python decision process for the Batsim simulator (Batsim 4.x JSON protocol), "
                     "with an embedded pure-Python Batsim 4.2.1 emulator.",
         epilog="Run `batsched-py COMMAND --help` for each command's options.")
-    parser.add_argument("--version", action="version", version=f"batsched-py {__version__}")
+    compiled = compiled_modules()
+    parser.add_argument("--version", action="version", version=f"batsched-py {__version__}"
+                        + (f" (compiled: {len(compiled)} modules)" if compiled else ""))
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     sp = sub.add_parser("serve", help="serve one simulation to a real Batsim (bind a ZeroMQ REP socket)",

@@ -1,0 +1,36 @@
+"""The opt-in compiled build: ``BATSCHED_PY_COMPILE=1 pip install --no-build-isolation .`` compiles
+:data:`MYPYC_MODULES` with mypyc (see setup.py).  The pure-Python package is the default and
+behaves the same; :func:`compiled_modules` tells which build is imported.
+"""
+from importlib.machinery import EXTENSION_SUFFIXES
+from pathlib import Path
+
+#: What the compiled build compiles: the per-message work of the emulator and of the scheduler
+#: side, except batsched_py.protocol (being rewritten) and the classes users subclass (Scheduler,
+#: the policies): as native classes, compiled code would ignore a subclass's class attributes;
+#: marked non-native, mypy 2.4's mypyc still checks the ``self`` of a compiled method against
+#: the subclasses compiled with it when they are few (EASY's: EASY, SAF, SJF).
+MYPYC_MODULES = (
+    "batsched_py/emulator/engine.py",
+    "batsched_py/emulator/machines.py",
+    "batsched_py/emulator/outputs.py",
+    "batsched_py/emulator/profiles.py",
+    "batsched_py/emulator/timeline.py",
+    "batsched_py/emulator/workload.py",
+    "batsched_py/policies/profile.py",
+    "batsched_py/scheduler/session.py",
+    "batsched_py/scheduler/view.py",
+)
+
+
+def compiled_modules() -> list[str]:
+    """The package's modules that import from a compiled extension (.so, .pyd) rather than from
+    their .py file, sorted: empty for the pure-Python build."""
+    root = Path(__file__).resolve().parent
+    found = []
+    for path in root.rglob("*"):
+        suffix = next((s for s in EXTENSION_SUFFIXES if path.name.endswith(s)), None)
+        stem = path.name[:-len(suffix)] if suffix else ""
+        if stem.isidentifier():     # (not e.g. an extension built for another Python version)
+            found.append(".".join((root.name, *path.parent.relative_to(root).parts, stem)))
+    return sorted(found)
