@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """Benchmark the in-process emulator: the whole KTH-SP2 golden case, then SWF scaling runs.
 
+Times the build of batsched_py that is imported: pure Python, or compiled with mypyc
+(``batsched_py.compiled_modules()``); the output and the table's row labels say which.
+
 1. KTH-SP2 (27,954 jobs, ``--mmax 100``) with EASY, best of 3: wall time, jobs/s, peak RSS, jobs
    whose start or hosts differ from real Batsim + batsched easy_bf, and the split between the
    scheduler (``Session.handle``: the ``scheduling_time`` the run itself measures) and the engine
@@ -30,6 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from batsched_py import compiled_modules
 from batsched_py.emulator import simulate
 from batsched_py.platforms.generate import plain_cluster, platform_xml
 from batsched_py.scheduler import create
@@ -40,6 +44,8 @@ KTH = SHARED / "golden" / "large-kth_sp2"
 SWF = SHARED / "data" / "swf"
 TRACES = ("HPC2N-2002-2.2-cln.swf.gz", "SDSC-BLUE-2000-4.2-cln.swf.gz")
 LENGTHS = (25_000, 50_000, 100_000, 200_000)
+_COMPILED = compiled_modules()
+BUILD = f"compiled with mypyc: {len(_COMPILED)} modules" if _COMPILED else "pure Python"
 
 
 def peak_mb() -> float:
@@ -68,7 +74,7 @@ def run_kth(rows: list, runs: int) -> None:
     print(f"KTH-SP2 easy: {len(res.jobs)} jobs in {dt:.2f} s ({len(res.jobs) / dt:,.0f} jobs/s; scheduler "
           f"{sched:.2f} s, engine side {dt - sched:.2f} s), {res.messages} messages, peak RSS {peak_mb():.0f} MB, "
           f"{diff} jobs differ from Batsim easy_bf", flush=True)
-    rows.append(("KTH-SP2 easy (whole run)", f"{dt:.2f} s", f"{len(res.jobs) / dt:,.0f}",
+    rows.append((f"KTH-SP2 easy (whole run; {BUILD})", f"{dt:.2f} s", f"{len(res.jobs) / dt:,.0f}",
                  f"scheduler {sched:.2f} s, engine {dt - sched:.2f} s", f"{peak_mb():.0f} MB", f"{diff} differ"))
     label, ref = real_batsim_reference(platform, workload)
     print(f"reference: {label}: {ref:.2f} s; in-process emulator {ref / dt:.1f}x faster "
@@ -107,9 +113,11 @@ print(json.dumps({"time": dt, "jobs": len(res.jobs), "rss": hwm / 1024}))
 
 
 def run_child(platform: Path, workload: Path) -> dict:
-    """One simulation in a fresh interpreter: its time and its own peak RSS."""
+    """One simulation in a fresh interpreter: its time and its own peak RSS.  It runs in this
+    script's folder, which is this process's sys.path[0]: it imports the same build (a source tree
+    in the current folder would shadow a compiled install)."""
     out = subprocess.run([sys.executable, "-c", _CHILD, str(platform), str(workload)], check=True,
-                         capture_output=True, text=True).stdout
+                         capture_output=True, text=True, cwd=Path(__file__).resolve().parent).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -151,7 +159,7 @@ def run_swf(rows: list) -> None:
                 points.append((n, dt))
                 print(f"  {n:>7} jobs: {dt:6.2f} s  {r['jobs'] / dt:>8,.0f} jobs/s  peak RSS {r['rss']:.0f} MB",
                       flush=True)
-                rows.append((f"{name.split('-')[0]} {n}", f"{dt:.2f} s", f"{n / dt:,.0f}", "", f"{r['rss']:.0f} MB", ""))
+                rows.append((f"{name.split('-')[0]} {n} ({BUILD})", f"{dt:.2f} s", f"{n / dt:,.0f}", "", f"{r['rss']:.0f} MB", ""))
         if len(points) > 1:
             k = fit_exponent(points)
             print(f"  fitted exponent of time vs n: {k:.2f}", flush=True)
@@ -166,6 +174,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3, help="KTH-SP2 runs, best of (default %(default)s)")
     args = ap.parse_args()
     rows: list = []
+    print(f"build: {BUILD}", flush=True)
     run_kth(rows, max(1, args.runs))
     if not args.quick:
         run_swf(rows)
