@@ -1,6 +1,7 @@
 """The benchmark scripts run and print their figures (their targets are reported, not asserted)."""
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -47,3 +48,5 @@ def test_bench_emulator_compares_with_a_batsim_binary():
     assert "27954 jobs in" in done.stdout and "0 jobs differ from Batsim easy_bf" in done.stdout
     assert f"`{stand_in}` + our easy over ZeroMQ (this run)" in done.stdout
     assert "x faster (target: 10x" in done.stdout
+    build = re.search(r"^build: (pure Python|compiled with mypyc: \d+ modules)$", done.stdout, re.M)
+    assert build and f"| KTH-SP2 easy (whole run; {build[1]}) |" in done.stdout

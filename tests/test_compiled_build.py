@@ -1,0 +1,135 @@
+"""The opt-in compiled build (setup.py, ``BATSCHED_PY_COMPILE=1``).
+
+test_compiled_wheel_in_a_fresh_venv builds the wheel, installs it in a fresh venv and runs there
+the compiled-module check and a selection of this suite against the compiled modules: golden
+replays (with and without energy, on a platform whose master host has a loopback link), golden
+schedules of our policies, power management, the scheduler API, and the subclass test below.
+"""
+import csv
+import json
+import os
+import runpy
+import shutil
+import subprocess
+import sys
+import sysconfig
+from importlib.util import find_spec
+from pathlib import Path
+
+import pytest
+
+from batsched_py import compiled_modules
+from batsched_py.compiled import MYPYC_MODULES
+from batsched_py.emulator import simulate
+from batsched_py.policies.backfilling import EASY
+from helpers import GOLDEN
+from tests.policies.test_emulated_schedules import differences
+
+ROOT = Path(__file__).resolve().parents[1]
+EXPECTED = sorted(m[:-len(".py")].replace("/", ".") for m in MYPYC_MODULES)
+
+# run in the venv: this suite's tests that exercise the compiled modules
+IN_VENV = [
+    "tests/test_compiled_build.py::test_interpreted_subclass_of_a_policy_overrides_its_hooks",
+    "tests/emulator/test_golden_replay.py::test_messages_match[easy_bf-e128-hpc250]",
+    "tests/emulator/test_golden_replay.py::test_outputs_match[easy_bf-e128-hpc250]",
+    "tests/emulator/test_golden_replay.py::test_outputs_match[energy_bf-e128-hpc250-E]",
+    "tests/emulator/test_golden_replay.py::test_outputs_match[idle_sleeper-taurus-2016w13-E]",
+    "tests/policies/test_emulated_schedules.py::test_golden_cases",
+    "tests/policies/test_power.py",
+    "tests/scheduler/test_scheduler_api.py",
+]
+
+
+def test_interpreted_subclass_of_a_policy_overrides_its_hooks():
+    """A subclass of EASY overriding its hooks, over the compiled reservation profile, view and
+    session: its hooks are the ones called, super() reaches EASY's, the schedule is batsched's."""
+    launched, planned = [], []
+
+    class Traced(EASY):
+        def launch(self, job, hosts, mapping=None):
+            launched.append(job.id)
+            super().launch(job, hosts, mapping)
+
+        def planned_duration(self, job):
+            planned.append(job.id)
+            return super().planned_duration(job)
+
+    folder = GOLDEN / "easy_bf-e128-hpc250"
+    args = json.loads((folder / "meta.json").read_text())["batsim_args"]
+    result = simulate(folder / args[args.index("-p") + 1], [folder / args[args.index("-w") + 1]], Traced())
+    with open(folder / "out_jobs.csv") as f:
+        diffs = differences(result, csv.DictReader(f))
+    assert not diffs, f"{len(diffs)} jobs differ, e.g. {diffs[:3]}"
+    assert sorted(launched) == sorted(result.jobs) and planned
+
+
+def test_compiled_modules_match_the_build():
+    """The pure-Python package has none; a compiled one has exactly what setup.py compiles."""
+    assert compiled_modules() in ([], EXPECTED)
+
+
+def _setup_functions() -> dict:
+    return runpy.run_path(str(ROOT / "setup.py"), run_name="setup")
+
+
+@pytest.mark.parametrize("command", ["editable_wheel", "develop"])
+def test_compiled_editable_install_is_refused(command):
+    """pip install -e runs editable_wheel (PEP 660) or develop (legacy): refused before mypyc runs."""
+    with pytest.raises(SystemExit, match="cannot be used with an editable install"):
+        _setup_functions()["mypyc_extensions"]([command, "--dist-dir", "x"])
+
+
+def test_missing_mypy_is_a_one_line_message(monkeypatch):
+    mypyc_extensions = _setup_functions()["mypyc_extensions"]
+    monkeypatch.setitem(mypyc_extensions.__globals__, "find_spec", lambda name: None)
+    with pytest.raises(SystemExit, match=r"^BATSCHED_PY_COMPILE=1 needs mypy and wheel: pip install mypy wheel, "
+                                         r"then pip install --no-build-isolation \.$"):
+        mypyc_extensions(["bdist_wheel"])
+
+
+def _run(cmd: list, **kwargs) -> subprocess.CompletedProcess:
+    done = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=600, **kwargs)
+    assert done.returncode == 0, f"{' '.join(map(str, cmd))}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done
+
+
+@pytest.mark.slow
+def test_compiled_wheel_in_a_fresh_venv(tmp_path):
+    if find_spec("mypyc") is None:
+        pytest.skip("mypy (with mypyc) is not installed: pip install -e '.[dev]'")
+    # The build writes build/, .mypy_cache/ and an egg-info beside its sources: build a copy.
+    src = tmp_path / "src"
+    shutil.copytree(ROOT / "batsched_py", src / "batsched_py", ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    for name in ("setup.py", "setup.cfg", "pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}   # (would shadow the venv's install)
+    _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-build-isolation", "--no-deps", "-w", tmp_path / "dist",
+          src], env=dict(env, BATSCHED_PY_COMPILE="1"))
+    wheel, = (tmp_path / "dist").glob("batsched_py-*.whl")
+    assert "-none-any" not in wheel.name
+
+    venv = tmp_path / "venv"
+    _run([sys.executable, "-m", "venv", "--system-site-packages", venv])
+    python = venv / "bin" / "python"
+    _run([python, "-m", "pip", "install", "-q", "--no-deps", "--no-index", wheel], env=env)
+    site = Path(_run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], env=env).stdout.strip())
+    # The tests import ``tests.helpers``: the repository goes on sys.path *after* the venv's
+    # site-packages (a .pth file), so ``batsched_py`` is still the wheel's, not the sources here.
+    (site / "batsched_py_tests.pth").write_text(f"{ROOT}\n")
+
+    probe = ("import json, batsched_py, batsched_py.emulator.engine as e; "
+             "print(json.dumps([batsched_py.__file__, e.__file__, batsched_py.compiled_modules()]))")
+    init, engine, compiled = json.loads(_run([python, "-c", probe], cwd=tmp_path, env=env).stdout)
+    assert Path(init).is_relative_to(site) and engine.endswith(sysconfig.get_config_var("EXT_SUFFIX"))
+    assert compiled == EXPECTED
+    version = _run([venv / "bin" / "batsched-py", "--version"], cwd=tmp_path, env=env).stdout
+    assert f"(compiled: {len(EXPECTED)} modules)" in version
+
+    tests = _run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *(ROOT / t for t in IN_VENV)],
+                 cwd=tmp_path, env=env)
+    assert " passed" in tests.stdout, tests.stdout[-2000:]
+
+    refused = subprocess.run([python, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "-e", src],
+                             capture_output=True, text=True, timeout=600, env=dict(env, BATSCHED_PY_COMPILE="1"))
+    assert refused.returncode != 0 and "cannot be used with an editable install" in refused.stdout + refused.stderr
