@@ -4,6 +4,7 @@ behaves the same; :func:`compiled_modules` tells which build is imported.
 """
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 #: What the compiled build compiles: the per-message work of the emulator and of the scheduler
 #: side, except batsched_py.protocol (being rewritten) and the classes users subclass (Scheduler,
@@ -21,6 +22,18 @@ MYPYC_MODULES = (
     "batsched_py/scheduler/session.py",
     "batsched_py/scheduler/view.py",
 )
+
+# The compiled classes a scheduler holds (its view, reservation profile, session) are marked
+# mypyc_attr(allow_interpreted_subclasses=True): they can then be subclassed, and copied and
+# pickled as in pure Python (copy and pickle create an instance without arguments, which mypyc
+# otherwise refuses by calling __init__; mypy 2.4's serializable=True never calls __init__).
+if TYPE_CHECKING:
+    from mypy_extensions import mypyc_attr
+else:
+    def mypyc_attr(*attrs, **kwattrs):
+        """``mypy_extensions.mypyc_attr``, which only mypyc reads: a no-op at run time, so that the
+        package runs without mypy_extensions."""
+        return lambda cls: cls
 
 
 def compiled_modules() -> list[str]:

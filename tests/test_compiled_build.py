@@ -5,9 +5,11 @@ the compiled-module check and a selection of this suite against the compiled mod
 replays (with and without energy, on a platform whose master host has a loopback link), golden
 schedules of our policies, power management, the scheduler API, and the subclass test below.
 """
+import copy
 import csv
 import json
 import os
+import pickle
 import runpy
 import shutil
 import subprocess
@@ -22,6 +24,7 @@ from batsched_py import compiled_modules
 from batsched_py.compiled import MYPYC_MODULES
 from batsched_py.emulator import simulate
 from batsched_py.policies.backfilling import EASY
+from batsched_py.scheduler import Session
 from helpers import GOLDEN
 from tests.policies.test_emulated_schedules import differences
 
@@ -31,6 +34,7 @@ EXPECTED = sorted(m[:-len(".py")].replace("/", ".") for m in MYPYC_MODULES)
 # run in the venv: this suite's tests that exercise the compiled modules
 IN_VENV = [
     "tests/test_compiled_build.py::test_interpreted_subclass_of_a_policy_overrides_its_hooks",
+    "tests/test_compiled_build.py::test_a_scheduler_and_its_session_copy_and_pickle",
     "tests/emulator/test_golden_replay.py::test_messages_match[easy_bf-e128-hpc250]",
     "tests/emulator/test_golden_replay.py::test_outputs_match[easy_bf-e128-hpc250]",
     "tests/emulator/test_golden_replay.py::test_outputs_match[energy_bf-e128-hpc250-E]",
@@ -39,6 +43,12 @@ IN_VENV = [
     "tests/policies/test_power.py",
     "tests/scheduler/test_scheduler_api.py",
 ]
+
+
+def _simulate_golden(case: str, scheduler):
+    folder = GOLDEN / case
+    args = json.loads((folder / "meta.json").read_text())["batsim_args"]
+    return simulate(folder / args[args.index("-p") + 1], [folder / args[args.index("-w") + 1]], scheduler)
 
 
 def test_interpreted_subclass_of_a_policy_overrides_its_hooks():
@@ -55,13 +65,26 @@ def test_interpreted_subclass_of_a_policy_overrides_its_hooks():
             planned.append(job.id)
             return super().planned_duration(job)
 
-    folder = GOLDEN / "easy_bf-e128-hpc250"
-    args = json.loads((folder / "meta.json").read_text())["batsim_args"]
-    result = simulate(folder / args[args.index("-p") + 1], [folder / args[args.index("-w") + 1]], Traced())
-    with open(folder / "out_jobs.csv") as f:
+    result = _simulate_golden("easy_bf-e128-hpc250", Traced())
+    with open(GOLDEN / "easy_bf-e128-hpc250" / "out_jobs.csv") as f:
         diffs = differences(result, csv.DictReader(f))
     assert not diffs, f"{len(diffs)} jobs differ, e.g. {diffs[:3]}"
     assert sorted(launched) == sorted(result.jobs) and planned
+
+
+def test_a_scheduler_and_its_session_copy_and_pickle():
+    """Snapshots of a scheduler (deepcopy, pickle) hold its view and reservation profile, which
+    the compiled build compiles."""
+    easy = EASY()
+    _simulate_golden("easy_bf-e128-hpc250", easy)
+    for clone in (copy.deepcopy(easy), pickle.loads(pickle.dumps(easy))):
+        assert clone.platform.free_mask == easy.platform.free_mask == clone.platform.all_mask
+        assert [r.state for r in clone.platform.resources] == [r.state for r in easy.platform.resources]
+        assert clone.jobs.finished.keys() == easy.jobs.finished.keys() and len(clone.jobs) == 250
+        assert [(s.begin, s.end, s.available) for s in clone.profile.slices] == \
+            [(s.begin, s.end, s.available) for s in easy.profile.slices]
+    session = pickle.loads(pickle.dumps(Session(easy)))
+    assert session.scheduler.platform.all_mask == easy.platform.all_mask and session.ended is False
 
 
 def test_compiled_modules_match_the_build():

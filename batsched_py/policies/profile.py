@@ -13,6 +13,8 @@ the only candidate start times.
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from ..compiled import mypyc_attr
+
 INF = float("inf")
 Selector = Callable[[int, int], Optional[int]]
 
@@ -72,6 +74,7 @@ class Placement:
     starts_now: bool      # placed in the first slice: the job can be executed right away
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)    # (copies, pickles, subclasses: see compiled.py)
 class Profile:
     def __init__(self, hosts: int, now: float = 0.0):
         self.slices = [Slice(fixed(now), INF, hosts)]

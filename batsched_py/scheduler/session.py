@@ -6,11 +6,13 @@ protocol: transports (ZeroMQ, the in-process emulator) only move messages.
 from typing import Any, Callable
 
 from .. import protocol as p
+from ..compiled import mypyc_attr
 # (SessionError lives in base.py: mypyc cannot compile a RuntimeError subclass)
 from .base import DecisionError, Scheduler, SessionError
 from .view import Job, Platform
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)    # (copies, pickles, subclasses: see compiled.py)
 class Session:
     def __init__(self, scheduler: Scheduler):
         self.scheduler = scheduler

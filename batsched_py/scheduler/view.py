@@ -12,6 +12,7 @@ from typing import Any, Iterable, Iterator, Mapping, Optional
 
 from procset import ProcSet
 
+from ..compiled import mypyc_attr
 from ..protocol import JobDescription, ResourceInfo
 from .power import PowerModel, read_power_model
 
@@ -145,6 +146,7 @@ class HostState(str, Enum):
     UNAVAILABLE = "unavailable"
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)    # (copies, pickles, subclasses: see compiled.py)
 class Resource:
     """One compute host.  ``state`` and ``jobs`` are read from the platform's host sets (kept as
     bitmasks, so that allocating a job costs no per-host work); the other fields are plain."""
@@ -191,6 +193,7 @@ class Resource:
 _IDLE, _COMPUTING, _SLEEPING = HostState.IDLE, HostState.COMPUTING, HostState.SLEEPING
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)    # (copies, pickles, subclasses: see compiled.py)
 class Platform:
     """The compute resources, their power states and which are free.
 
