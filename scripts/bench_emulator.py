@@ -159,7 +159,8 @@ def run_swf(rows: list) -> None:
                 points.append((n, dt))
                 print(f"  {n:>7} jobs: {dt:6.2f} s  {r['jobs'] / dt:>8,.0f} jobs/s  peak RSS {r['rss']:.0f} MB",
                       flush=True)
-                rows.append((f"{name.split('-')[0]} {n} ({BUILD})", f"{dt:.2f} s", f"{n / dt:,.0f}", "", f"{r['rss']:.0f} MB", ""))
+                rows.append((f"{name.split('-')[0]} {n} ({BUILD})", f"{dt:.2f} s", f"{n / dt:,.0f}", "",
+                             f"{r['rss']:.0f} MB", ""))
         if len(points) > 1:
             k = fit_exponent(points)
             print(f"  fitted exponent of time vs n: {k:.2f}", flush=True)

@@ -31,7 +31,7 @@ from tests.policies.test_emulated_schedules import differences
 ROOT = Path(__file__).resolve().parents[1]
 EXPECTED = sorted(m[:-len(".py")].replace("/", ".") for m in MYPYC_MODULES)
 
-# run in the venv: this suite's tests that exercise the compiled modules
+# run in the venv (but their whole-trace ones): this suite's tests that exercise the compiled modules
 IN_VENV = [
     "tests/test_compiled_build.py::test_interpreted_subclass_of_a_policy_overrides_its_hooks",
     "tests/test_compiled_build.py::test_a_scheduler_and_its_session_copy_and_pickle",
@@ -149,8 +149,8 @@ def test_compiled_wheel_in_a_fresh_venv(tmp_path):
     version = _run([venv / "bin" / "batsched-py", "--version"], cwd=tmp_path, env=env).stdout
     assert f"(compiled: {len(EXPECTED)} modules)" in version
 
-    tests = _run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *(ROOT / t for t in IN_VENV)],
-                 cwd=tmp_path, env=env)
+    tests = _run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow",
+                  *(ROOT / t for t in IN_VENV)], cwd=tmp_path, env=env)
     assert " passed" in tests.stdout, tests.stdout[-2000:]
 
     refused = subprocess.run([python, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "-e", src],
