@@ -82,7 +82,7 @@ def decode_message(raw: bytes | str | dict, sender: Optional[str] = None) -> Mes
     now = f.number(data, "now", "message")      # (finite: f.number refuses the rest)
     if now < 0:
         raise ProtocolError(f"now must be a finite non-negative number, got {now}", "message.now")
-    events = []
+    events: list[Event] = []
     previous = 0.0
     for i, raw_event in enumerate(f.get(data, "events", list, "message")):
         event = decode_event(raw_event, _WHERE[i] if i < len(_WHERE) else f"message.events[{i}]", sender)
