@@ -744,10 +744,8 @@ class Engine:
             return
         # The walltime cut a computation: SimGrid does not cancel it, it runs on (see _on_end).
         cut = timeout and len(acts) == 2
-        # An execution ending in the same step as its timeout is a timeout: the execution's
-        # action comes first, and SimGrid then finds the timeout detector finished too.
-        if not timeout and len(acts) == 2 and not acts[1].alive:
-            timeout = True
+        # An execution ending in the same step as its timeout completes: its action comes first
+        # and answers the job's actor, whose timeout then ends with no effect.
         for a in acts:
             a.alive = False
         job.actions = ()
