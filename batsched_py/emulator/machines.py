@@ -127,6 +127,7 @@ class Machines:
         # ran (write_held_rows): (t, energy read at a job start, None) or (t, None, hosts of a
         # sleep/wake request)
         self.held: list[tuple] = []
+        self._held_job = ""          # the job whose start rows are held, if any
         # energy, SimGrid style (see "energy" below): per host, the energy at its last update,
         # when that was, and SimGrid's pstate (the virtual one while switching)
         self._host_energy = [0.0] * n
@@ -400,11 +401,12 @@ class Machines:
         :meth:`job_load_changed`. Writes the ``s`` energy row (power before
         the start) and one machine_states row.
         """
-        if self.energy_enabled:
-            # Its actor reads energies before its load changes, but writes its rows after its
-            # reads' simcalls, once same-round switch actors set their pstate and state:
-            # the rows wait for write_held_rows.
-            self.held.append((t, self.consumed_energy(t), None))
+        energy = self.energy_enabled
+        if energy:
+            # Its actor reads energies before its load changes, but sets its hosts' state and
+            # writes its rows after its reads' simcalls, once same-round switch actors set their
+            # pstate and state and woken job actors wrote their end rows: the counts and rows
+            # wait for write_held_rows.
             self._job_start_energy[job_id] = self.hosts_energy(t, hosts)
         jobs, state, since = self._jobs, self._state, self._since
         # _move(idle hosts, COMPUTING, t) inlined: the same additions in the same (host) order.
@@ -419,20 +421,26 @@ class Machines:
                     state[h] = COMPUTING
                     moved += 1
         self._time_in[IDLE] = idle_time
+        if energy:
+            self.held.append((t, self.consumed_energy(t), None, moved))
+            self._held_job = job_id
+            if load:
+                self.job_load_changed(t, job_id, hosts, load)
+            return
         c = self._counts
         c[IDLE] -= moved
         c[COMPUTING] += moved
-        if load and self.energy_enabled:
-            self.job_load_changed(t, job_id, hosts, load)
-        if not self.energy_enabled:
-            self._states_row(t)
+        self._states_row(t)
 
     def write_held_rows(self) -> None:
         """The held rows of this round (see ``held``): energy row (a job start's ``s`` with the
         energy read at the start; a sleep/wake request's ``p``) and machine_states row, with the
         wattmin and counts of now, after same-round switch actors set their pstate and state."""
-        for t, energy, switching in self.held:
+        for t, energy, switching, moved in self.held:
             if switching is None:
+                c = self._counts
+                c[IDLE] -= moved
+                c[COMPUTING] += moved
                 if self.writers is not None:
                     self.writers.energy_row(t, energy, "s", self.wattmin())
                 self._states_row(t)
@@ -442,6 +450,7 @@ class Machines:
                 # the request's switch actors, created after these rows, set the virtual pstate
                 self._switch_power(t, switching)
         self.held.clear()
+        self._held_job = ""
 
     def job_load_changed(self, t: float, job_id: str, hosts: ProcSet, load: float) -> None:
         """The job running on ``hosts`` enters a phase with cpu load ``load`` at ``t``."""
@@ -464,6 +473,8 @@ class Machines:
         jobs, state, since = self._jobs, self._state, self._since
         energy = -1.0
         if self.energy_enabled:
+            if job_id == self._held_job:     # it ends as it starts: its actor's start rows first
+                self.write_held_rows()
             if self._creation_power:
                 self._leave_creation_power(t)
             read = self._update if update else self._peek
@@ -545,7 +556,7 @@ class Machines:
                 # writes its rows after its energy reads' simcalls: held (write_held_rows).
                 if self.writers is not None:
                     self.writers.pstate_change(t, ProcSet(*group), marker)
-                self.held.append((t, None, group))
+                self.held.append((t, None, group, 0))
             else:
                 self._states_row(t)
         if immediate:
