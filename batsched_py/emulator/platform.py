@@ -2,8 +2,10 @@
 
 Only what Batsim needs is modelled: hosts (from ``<host>`` and ``<cluster>``),
 their pstates (speed + SimGrid energy-plugin wattage), Batsim's sleep pstates,
-host/zone properties and roles, and the master host's loopback link. Other
-links and routes are ignored (the engine refuses communicating profiles).
+host/zone properties and roles, and the route each host's 1-byte messages take to
+the master host (:mod:`.network`; on a platform without links, just the master
+host's loopback link).  The engine refuses communicating profiles on platforms
+with links.
 
 Compute-host ids follow Batsim: SimGrid hands hosts over sorted by name
 (plain byte-wise string order: host0, host1, host10, host100, ...), the
@@ -19,6 +21,9 @@ import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Optional
+
+from .network import NotModelled, Route, Unroutable, message_routes
 
 __all__ = [
     "PlatformError",
@@ -151,6 +156,9 @@ class Platform:
     master_host: str
     storage_hosts: tuple[Host, ...] = ()
     master_loopback_bw: float = 0.0
+    routes: Optional[tuple[Route, ...]] = None
+    master_route: Optional[Route] = None
+    network_note: str = ""
 
     @property
     def nb_hosts(self) -> int:
@@ -230,8 +238,27 @@ def load_platform(path: str | Path, *, mmax: int = 0, energy: bool = False,
         raise PlatformError(f"{path}: no compute host")
     _build_host(master, -1, path, energy)  # validated like any host by SimGrid
     hosts = tuple(_build_host(r, i, path, energy) for i, r in enumerate(compute))
-    return Platform(path=path, hosts=hosts, master_host=master.name,
-                    storage_hosts=tuple(storage), master_loopback_bw=_loopback_bw(root, master))
+    loopback_bw = _loopback_bw(root, master)
+    routes: Optional[tuple[Route, ...]] = None
+    master_route: Optional[Route] = None
+    note = ""
+    if not _network_free(root):
+        try:
+            host_routes, master_route = message_routes(root, path, master.name, [h.name for h in hosts])
+        except NotModelled as exc:
+            note = str(exc)
+        except Unroutable as exc:
+            raise PlatformError(f"{path}: {exc}: real Batsim (SimGrid 3.32) cannot route its messages and "
+                                "aborts") from None
+        else:
+            if any(not r.instant for r in host_routes) or master_route.latency > 0.0:
+                routes = tuple(host_routes)
+            else:     # messages as on platforms without links: the master's route, if any, at once
+                loopback_bw = master_route.rate
+                master_route = None
+    return Platform(path=path, hosts=hosts, master_host=master.name, storage_hosts=tuple(storage),
+                    master_loopback_bw=loopback_bw, routes=routes, master_route=master_route,
+                    network_note=note)
 
 
 def compute_resources_json(platform: Platform) -> list[dict]:
@@ -275,6 +302,22 @@ def _walk(elem: ET.Element, zone_props: dict[str, str], routing: str, out: list[
                                 f"host {hid!r}", routing))
         elif tag in ("cluster", "cabinet"):
             _expand_cluster(child, out, path)
+
+
+def _network_free(root: ET.Element) -> bool:
+    """No link, backbone, cluster, cabinet or peer, and no Vivaldi coordinates but zeros: every
+    message of Batsim's takes no time but the master host's own (see _loopback_bw)."""
+    for elem in root.iter():
+        if elem.tag in ("link", "backbone", "cluster", "cabinet", "peer", "host_link"):
+            return False
+        coords = elem.get("coordinates")
+        if coords:
+            try:
+                if any(float(v) != 0.0 for v in coords.split()):
+                    return False
+            except ValueError:
+                return False
+    return True
 
 
 def _loopback_bw(root: ET.Element, master: _RawHost) -> float:
