@@ -84,11 +84,13 @@ class EngineOptions:
 
 
 class _Switch:
-    """One SET_RESOURCE_STATE request: answered once all its hosts are done."""
-    __slots__ = ("hosts", "state", "remaining")
+    """One SET_RESOURCE_STATE request: answered once all its hosts are done (``done``: those
+    whose switch actor's message the server received)."""
+    __slots__ = ("hosts", "state", "remaining", "done")
 
     def __init__(self, hosts: ProcSet, state: str, remaining: int):
         self.hosts, self.state, self.remaining = hosts, state, remaining
+        self.done: list[int] = []
 
 
 class _Submitter:
@@ -202,6 +204,14 @@ class Engine:
         # their messages take no time.
         self._loopback_rate = platform.master_loopback_bw    # 1-byte messages: rate = bandwidth
         self._compute_host_senders = {Engine._on_end, Engine._on_switch}
+        # On a platform with links, every message crosses its sender's route (see _cross).
+        self._routed = platform.routes is not None
+        self._route_latency: list[float] = []     # per compute host, then the master host's last
+        self._route_rate: list[float] = []
+        if platform.routes is not None and platform.master_route is not None:
+            for r in platform.routes + (platform.master_route,):
+                self._route_latency.append(r.latency)
+                self._route_rate.append(r.rate)
         self._decisions = {
             p.ExecuteJob: self._execute, p.RejectJob: self._reject, p.KillJob: self._kill,
             p.CallMeLater: self._call_me_later, p.SetResourceState: self._set_state, p.Notify: self._notify,
@@ -312,6 +322,7 @@ class Engine:
         self._out.append(begins)
         mailbox, tl = self._mailbox, self.tl
         loopback = self._loopback_rate > 0.0
+        routed = self._routed
         energy = self._energy
         self._reply_sent(self._send())
         popleft = mailbox.popleft
@@ -328,8 +339,10 @@ class Engine:
                 else:     # no energy reads, no switch actor: every put is in sub-round 1
                     self._wake(ended)
                 continue
-            if loopback and mailbox[0][0].__func__ not in self._compute_host_senders:
-                soon = self._cross_loopback()
+            if routed:
+                soon = self._cross(mailbox[0])
+            elif loopback and mailbox[0][0].__func__ not in self._compute_host_senders:
+                soon = self._transfer(self._loopback_rate)
             else:
                 # Receiving this message is a zero-delta SimGrid step: sub-precision sleeps and
                 # zero-work executions end with it.
@@ -408,14 +421,13 @@ class Engine:
         if self._deferred:
             self._end_round()
 
-    def _cross_loopback(self) -> Optional[list[Action]]:
-        """The message at the head of the mailbox comes from an actor of the master host, as the
-        server: it crosses the master host's loopback link, 1 byte at its bandwidth (1e-10 s at
-        10 GB/s), while the clock moves.  Actions ending before it arrives wake their actors (who
-        put behind it); those ending with it are returned: their actors run in the round where the
-        server receives it."""
+    def _transfer(self, rate: float) -> Optional[list[Action]]:
+        """The message at the head of the mailbox moves its byte at ``rate`` (its route's slowest
+        link: 1e-10 s over SimGrid's 10 GB/s loopback link of the master host), while the clock
+        moves.  Actions ending before it arrives wake their actors (who put behind it); those
+        ending with it are returned: their actors run in the round where the server receives it."""
         tl = self.tl
-        comm = tl.execute(self._loopback_rate, None)
+        comm = tl.execute(rate, None)
         while True:
             ended = tl.step()
             assert ended is not None       # the message itself is in flight
@@ -425,6 +437,44 @@ class Engine:
                     self._ended_energy(ended)
                 return ended or None
             self._round(ended)
+
+    def _cross(self, item: tuple) -> Optional[list[Action]]:
+        """On a platform with links: the message ``item``, at the head of the mailbox, crosses its
+        sender's route to the server, its latency first (SimGrid's ptask_L07: a latency phase, no
+        bandwidth used), then its byte (see _transfer).  The sender: a job's actor runs on the
+        job's first host, a switch actor on its host, every other actor on the master host.  With
+        -E, SimGrid updates the energy of a compute host whose message arrives."""
+        func = item[0].__func__
+        host = -1
+        if func is Engine._on_end:
+            host = item[1][0].alloc.min
+        elif func is Engine._on_switch:
+            host = item[1][1][0]
+        latency, rate = self._route_latency[host], self._route_rate[host]
+        tl = self.tl
+        ended: Optional[list[Action]] = None
+        if latency > 0.0:
+            lat = tl.sleep(latency, None)
+            while True:
+                during = tl.step()
+                assert during is not None
+                if not lat.alive:
+                    during = [a for a in during if a is not lat]
+                    break
+                self._round(during)
+            if rate > 0.0:
+                if during:
+                    self._round(during)
+                ended = self._transfer(rate)
+            elif during:          # no link: it arrives once its latency is paid
+                ended = during
+        elif rate > 0.0:
+            ended = self._transfer(rate)
+        else:                     # no route: a zero-delta step, as on platforms without links
+            return tl.take_soon() if tl.soon else None
+        if host >= 0 and self._energy:
+            self.machines.action_ended(tl.now, (host,))
+        return ended
 
     def _ended_energy(self, ended: list[Action]) -> None:
         """SimGrid updates the energy of the hosts of the actions ending in a solve before any
@@ -474,6 +524,9 @@ class Engine:
     def _switch_ended(self, payload, _action: Action) -> None:
         req, host = payload
         self.machines.switch_reached(self.tl.now, host)
+        if self._routed:          # each switch actor's message crosses its own route
+            self._deferred.append([2, (self._on_switch, [req, [host]])])
+            return
         if self._groups is None:
             self._groups = {}
         group = self._groups.get(id(req))
@@ -611,10 +664,12 @@ class Engine:
 
     def _on_switch(self, payload):
         req, hosts = payload
-        self.machines.switch_done(self.tl.now, ProcSet(*hosts))
         self._switching -= len(hosts)
         req.remaining -= len(hosts)
+        req.done.extend(hosts)
         if req.remaining == 0:
+            # Batsim writes the request's rows once its last host is done.
+            self.machines.switch_done(self.tl.now, ProcSet(*req.done))
             # Its energy row: the server checks its mailbox after these reads' simcalls.
             self._check_read = self._read_energy(1, [None])
             self._out.append(p.ResourceStateChanged(self._stamp(), req.hosts, req.state))
