@@ -29,8 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from math import fsum
-
+import numpy as np
 from procset import ProcSet
 
 from .energy import power
@@ -57,6 +56,12 @@ class MachineState(str, Enum):
 _STATES = list(MachineState)
 _S = {s: i for i, s in enumerate(_STATES)}
 SLEEPING, SW_ON, SW_OFF, IDLE, COMPUTING, UNAVAILABLE = range(6)
+
+
+def _total(energies: list[float]) -> np.longdouble:
+    """Batsim's total energy: the hosts' (double) energies added one after the other in long
+    double.  Its energy rows print it, and their epower divides its increase by the time's."""
+    return np.cumsum(np.array(energies, dtype=np.longdouble))[-1]
 
 
 def _read_order(host_sets: list, n: int):
@@ -322,6 +327,10 @@ class Machines:
         host read, as Batsim's total does (QUERY consumed_energy answers, energy rows)."""
         if not self.energy_enabled:
             return 0.0
+        return float(self.total_energy(t))
+
+    def total_energy(self, t: float) -> np.longdouble:
+        """consumed_energy(t) as Batsim computes it, in long double (see _total)."""
         if self._creation_power:
             self._leave_creation_power(t)
         # _update of every host, inlined (every energy row does it: O(hosts) per row)
@@ -330,7 +339,7 @@ class Machines:
             if last[h] < t:
                 energy[h] = energy[h] + watts[h] * (t - last[h])
                 last[h] = t
-        return fsum(energy)      # Batsim sums in long double: as good as exact here
+        return _total(energy)
 
     def job_submitted(self, t: float) -> None:
         """A job is submitted at ``t``. Batsim's ``consumed_joules`` counts the
@@ -346,7 +355,7 @@ class Machines:
 
     def _energy_row(self, t: float, kind: str) -> None:
         if self.writers is not None:
-            self.writers.energy_row(t, self.consumed_energy(t), kind, self.wattmin())
+            self.writers.energy_row(t, self.total_energy(t), kind, self.wattmin())
 
     # ------------------------------------------------------------------ state changes
 
@@ -422,7 +431,7 @@ class Machines:
                     moved += 1
         self._time_in[IDLE] = idle_time
         if energy:
-            self.held.append((t, self.consumed_energy(t), None, moved))
+            self.held.append((t, self.total_energy(t), None, moved))
             self._held_job = job_id
             if load:
                 self.job_load_changed(t, job_id, hosts, load)
@@ -505,7 +514,7 @@ class Machines:
                 self._energy_row(t, "e")
                 self.job_completed(t)
             elif self.writers is not None:
-                total = fsum([self._peek(h, t) for h in range(len(state))])
+                total = _total([self._peek(h, t) for h in range(len(state))])
                 self.writers.energy_row(t, total, "e", self.wattmin())
         self._states_row(t)
         return energy
