@@ -39,6 +39,7 @@ message is formatted only when there is an error.
 """
 from __future__ import annotations
 
+import warnings
 from collections import deque
 from time import perf_counter as _perf_counter
 from dataclasses import dataclass
@@ -47,7 +48,7 @@ from typing import Any, Callable, Optional
 from procset import ProcSet
 
 from .. import protocol as p
-from .errors import EmulatorError
+from .errors import EmulatorError, NetworkNotModelledWarning
 from .events_file import ExternalEvent
 from .machines import Machines
 from .platform import Platform, compute_resources_json
@@ -206,6 +207,7 @@ class Engine:
         self._compute_host_senders = {Engine._on_end, Engine._on_switch}
         # On a platform with links, every message crosses its sender's route (see _cross).
         self._routed = platform.routes is not None
+        self._kill_warned = False
         self._route_latency: list[float] = []     # per compute host, then the master host's last
         self._route_rate: list[float] = []
         if platform.routes is not None and platform.master_route is not None:
@@ -912,6 +914,13 @@ class Engine:
                 self._kill_running(job, rc)
         if ids:
             self._out.append(p.JobKilled(self._stamp(), tuple(ids), progress))
+            if self._routed and not self._kill_warned:
+                self._kill_warned = True
+                warnings.warn(NetworkNotModelledWarning(
+                    f"{self.platform.path}: KILL_JOB at t={self.tl.now:g}: Batsim's killer actor tells its server "
+                    "of the kills with a message over the master host's route, which the emulator does not "
+                    "model: JOB_COMPLETED (COMPLETED_KILLED) and JOB_KILLED come that route's time earlier "
+                    "than in Batsim"), stacklevel=2)
 
     def _kill_progress(self, job: Job) -> tuple[p.JobProgress, int]:
         i = min(job.task_index, len(job.tasks) - 1)

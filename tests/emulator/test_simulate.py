@@ -86,3 +86,21 @@ def test_plain_progress_ends_with_the_final_count(tmp_path, monkeypatch, capsys)
     _, workload = _inputs(tmp_path)
     simulate(NO_NET, [workload], create("fcfs"), progress=True)
     assert capsys.readouterr().err.rstrip().endswith("1/1 jobs finished")
+
+
+def test_kill_on_a_modelled_network_warns(tmp_path):
+    # Batsim's killer actor reports kills with a message over the master host's route: not modelled.
+    from procset import ProcSet
+    from batsched_py import protocol as p
+    platform, workload = _inputs(tmp_path, LINKED)
+
+    def exchange(req):
+        events: tuple = ()
+        if any(isinstance(e, p.JobSubmitted) for e in req.events):
+            events = (p.ExecuteJob(req.now, "w0!1", ProcSet((0, 1))), p.CallMeLater(req.now, req.now + 5))
+        elif any(isinstance(e, p.RequestedCall) for e in req.events):
+            events = (p.KillJob(req.now, ("w0!1",)),)
+        return p.Message(req.now, events)
+    with pytest.warns(NetworkNotModelledWarning, match="KILL_JOB.*killer"):
+        result = simulate(platform, [workload], exchange)
+    assert result.jobs["w0!1"].final_state == "COMPLETED_KILLED"
