@@ -6,15 +6,24 @@ How Batsim orders things (learnt from its sources and SimGrid's, checked against
   executions (parallel tasks at ``speed / flops``, 1-flop switches) end in solve steps, and the
   actors of the actions ending in one step post their messages to the server's mailbox in
   action-creation order.  The clock drifts off round values; Batsim prints it with 6 decimals.
-- The server handles one mailbox message at a time (each receive is a zero-delta SimGrid step,
-  which also ends sleeps shorter than SimGrid's precision). After each one, if the scheduler is
-  ready (its last reply has been fully applied) and the mailbox is empty, it sends what it has
-  buffered (or SIMULATION_ENDS once nothing can happen any more).
-- A message is 1 byte.  On a platform whose master host has SimGrid's implicit loopback link
-  (a Full/Floyd/Dijkstra zone), one sent by an actor of the master host (submitters, waiters, the
-  request-reply actor) crosses it, at 10 GB/s: 1e-10 s, during which the clock moves and other
-  actions may end.  Job executors and switch actors run on compute hosts, which have no route to
-  the master host: their messages take no time, as every message on Vivaldi platforms.
+- The server handles one mailbox message at a time (without links, each receive is a zero-delta
+  SimGrid step, which also ends sleeps shorter than SimGrid's precision). After each one, if the
+  scheduler is ready (its last reply has been fully applied) and the mailbox is empty, it sends
+  what it has buffered (or SIMULATION_ENDS once nothing can happen any more).
+- A message is 1 byte, and starts moving when the server takes it (one at a time).  On a platform
+  without links, one sent by an actor of the master host (submitters, waiters, the request-reply
+  actor) crosses the master's implicit loopback link if it has one (a Full/Floyd/Dijkstra zone),
+  at 10 GB/s: 1e-10 s, during which the clock moves and other actions may end; job executors and
+  switch actors run on compute hosts, with no route to the master host: their messages take no
+  time, as every message on Vivaldi platforms.  On a platform with links (``platform.routes``,
+  see network.py), every message crosses its sender's route to the master host: the route's
+  latency, then its byte at the route's rate (SimGrid's ptask_L07), the clock moving meanwhile.
+  A job's actor sends from the job's first host, a switch actor from its host, the others from
+  the master host (its route to itself).  With -E the sender host's energy is updated when its
+  message arrives (the energy plugin updates the hosts of every action that ends).  Each switch
+  actor's message is then its own; without links, the switch completions of one request that end
+  together are one mailbox item.  A switch request's rows are written when its last host is done.
+  Not modelled: the killer actor's message reporting a KILL_JOB (a warning on such platforms).
 - SimGrid scheduling rounds (scripts/simgrid_study/README.md): after each solve (every receive
   is one) the woken actors run in sub-rounds, each simcall costing its actor one.  The server
   checks its mailbox in the sub-round it got its message, plus one per simcall of its handler:
