@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 __all__ = ["Link", "Route", "NotModelled", "Unroutable", "message_routes", "parse_bandwidth", "parse_time",
-           "DEFAULT_TCP_GAMMA", "DEFAULT_LOOPBACK_BW"]
+           "radical_ids", "DEFAULT_TCP_GAMMA", "DEFAULT_LOOPBACK_BW"]
 
 DEFAULT_TCP_GAMMA = 4194304.0       # SimGrid's network/TCP-gamma
 DEFAULT_LOOPBACK_BW = 10e9          # network/loopback-bw
@@ -422,16 +422,23 @@ class _Builder:
                 self.star_routes(zone, host, [up] + backbone, backbone + [down])
 
 
-def _radicals(text: str, where: str) -> list[int]:
+def radical_ids(text: str) -> list[int]:
+    """The numbers of a cluster's ``radical`` ("0-3,7" -> 0, 1, 2, 3, 7); ValueError if bad."""
     out = []
     for part in text.split(","):
         bounds = part.strip().split("-")
-        try:
-            lo, hi = int(bounds[0]), int(bounds[-1])
-        except ValueError:
-            raise NotModelled(f"cluster {where!r}: bad radical {text!r}") from None
+        lo, hi = int(bounds[0]), int(bounds[-1])
+        if len(bounds) > 2 or hi < lo:
+            raise ValueError(text)
         out.extend(range(lo, hi + 1))
     return out
+
+
+def _radicals(text: str, where: str) -> list[int]:
+    try:
+        return radical_ids(text)
+    except ValueError:
+        raise NotModelled(f"cluster {where!r}: bad radical {text!r}") from None
 
 
 # -------------------------------------------------------------------- route resolution

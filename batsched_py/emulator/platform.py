@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from .network import NotModelled, Route, Unroutable, message_routes
+from .network import NotModelled, Route, Unroutable, message_routes, radical_ids
 
 __all__ = [
     "PlatformError",
@@ -345,20 +345,16 @@ def _expand_cluster(elem: ET.Element, out: list[_RawHost], path: str) -> None:
     if radical is None:
         raise PlatformError(f"{path}: cluster {cid!r}: missing radical attribute")
     props = _props_of(elem)
-    for part in radical.split(","):
-        bounds = part.strip().split("-")
-        try:
-            lo, hi = int(bounds[0]), int(bounds[-1])
-        except ValueError:
-            raise PlatformError(f"{path}: cluster {cid!r}: bad radical {radical!r}") from None
-        if len(bounds) > 2 or hi < lo:
-            raise PlatformError(f"{path}: cluster {cid!r}: bad radical {radical!r}")
-        for i in range(lo, hi + 1):
-            name = f"{elem.get('prefix', '')}{i}{elem.get('suffix', '')}"
-            # SimGrid gives every cluster host the cluster's <prop>s.
-            out.append(_RawHost(name, elem.get("speed", ""), elem.get("core", "1"),
-                                elem.get("pstate", "0"), dict(props), dict(props),
-                                f"cluster {cid!r} host {name!r}"))
+    try:
+        ids = radical_ids(radical)
+    except ValueError:
+        raise PlatformError(f"{path}: cluster {cid!r}: bad radical {radical!r}") from None
+    for i in ids:
+        name = f"{elem.get('prefix', '')}{i}{elem.get('suffix', '')}"
+        # SimGrid gives every cluster host the cluster's <prop>s.
+        out.append(_RawHost(name, elem.get("speed", ""), elem.get("core", "1"),
+                            elem.get("pstate", "0"), dict(props), dict(props),
+                            f"cluster {cid!r} host {name!r}"))
 
 
 def _build_host(r: _RawHost, hid: int, path: str, energy: bool) -> Host:
