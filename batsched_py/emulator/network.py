@@ -165,8 +165,7 @@ _ROUTINGS = {"Full": "Full", "None": "None", "Cluster": "Star", "Vivaldi": "Viva
 class _Builder:
     """Reads the zones, netpoints, links and routes of a platform XML."""
 
-    def __init__(self, path: str) -> None:
-        self.path = path
+    def __init__(self) -> None:
         self.points: dict[str, _Point] = {}
         self.links: dict[str, Link] = {}
         self.duplex: dict[str, tuple[Link, Link]] = {}
@@ -424,7 +423,7 @@ class _Builder:
 
 def radical_ids(text: str) -> list[int]:
     """The numbers of a cluster's ``radical`` ("0-3,7" -> 0, 1, 2, 3, 7); ValueError if bad."""
-    out = []
+    out: list[int] = []
     for part in text.split(","):
         bounds = part.strip().split("-")
         lo, hi = int(bounds[0]), int(bounds[-1])
@@ -445,7 +444,7 @@ def _radicals(text: str, where: str) -> list[int]:
 
 
 def _path_to_root(point: _Point) -> list[_Zone]:
-    path = []
+    path: list[_Zone] = []
     zone = point.zone
     while zone is not None:
         path.append(zone)
@@ -552,10 +551,11 @@ def _route(src: _Point, dst: _Point, gamma: float) -> Route:
     return Route(tuple(links), lat, rate)
 
 
-def message_routes(root: ET.Element, path: str, master: str, hosts: list[str]) -> tuple[list[Route], Route]:
+def message_routes(root: ET.Element, master: str, hosts: list[str]) -> tuple[list[Route], Route]:
     """The routes of the messages from each of ``hosts`` to ``master``, and from ``master`` to
-    itself.  Raises NotModelled or Unroutable (see the module's docstring)."""
-    builder = _Builder(path)
+    itself, on the platform whose XML root is ``root``.  Raises NotModelled or Unroutable (see
+    the module's docstring)."""
+    builder = _Builder()
     builder.platform(root)
     points = builder.points
     target = points[master]

@@ -244,7 +244,7 @@ def load_platform(path: str | Path, *, mmax: int = 0, energy: bool = False,
     note = ""
     if not _network_free(root):
         try:
-            host_routes, master_route = message_routes(root, path, master.name, [h.name for h in hosts])
+            host_routes, master_route = message_routes(root, master.name, [h.name for h in hosts])
         except NotModelled as exc:
             note = str(exc)
         except Unroutable as exc:
