@@ -694,8 +694,6 @@ class Engine:
             self.machines.job_load_changed(self.tl.now, job.id, job.alloc, 0.0)
         if job.token != token or job.state != "RUNNING":
             return
-        if self._energy:
-            self.machines.job_completed(self.tl.now)
         self._completed(job, state, rc)
 
     def _actions_ended(self, job: Job) -> None:

@@ -477,7 +477,8 @@ class Machines:
         (power after the end) and one machine_states row.  update=False: the
         job's actor ends it: the energies are read without updating the hosts (the
         engine counts its reads' simcalls with read_energy, which updates them) and
-        the engine sets the hosts' load (job_load_changed) and tells job_completed.
+        the engine sets the hosts' load (job_load_changed).  The ``e`` row's total is Batsim's
+        energy at the last job completion (schedule.csv's consumed_joules).
         """
         jobs, state, since = self._jobs, self._state, self._since
         energy = -1.0
@@ -511,18 +512,14 @@ class Machines:
         c[IDLE] += freed
         if self.energy_enabled:
             if update:
-                self._energy_row(t, "e")
-                self.job_completed(t)
-            elif self.writers is not None:
+                total = self.total_energy(t)
+            else:
                 total = _total([self._peek(h, t) for h in range(len(state))])
+            self._energy_last_completion = float(total)
+            if self.writers is not None:
                 self.writers.energy_row(t, total, "e", self.wattmin())
         self._states_row(t)
         return energy
-
-    def job_completed(self, t: float) -> None:
-        """The server learns at ``t`` that a job ended: Batsim reads the total energy (its
-        ``consumed_joules`` counts up to the last completion)."""
-        self._energy_last_completion = self.consumed_energy(t)
 
     def request_state(self, t: float, hosts: ProcSet, pstate: int) -> dict[int, float]:
         """Apply SET_RESOURCE_STATE(hosts, pstate) received at ``t`` (validate first
