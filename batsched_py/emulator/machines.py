@@ -143,6 +143,10 @@ class Machines:
         # SimGrid's plugin attaches to a host in pstate 0 and learns its real pstate at its first
         # update: until the first read, hosts draw pstate 0's idle power (see _leave_creation_power).
         self._creation_power = energy_enabled and any(p != 0 for p in self._pstate)
+        # Hosts a job start updated at once for its rows' energies (with the load before it), which
+        # its actor's reads update in the round's later sub-rounds: not up to date for the round's
+        # read_energy (cleared by it).
+        self._early: set[int] = set()
         self._energy_first_submission: float | None = None
         self._energy_last_completion = 0.0
         # machine_states rows, formatted here and written by the writers in blocks
@@ -290,6 +294,7 @@ class Machines:
         if self._creation_power:
             self._leave_creation_power(t)
         last, n = self._host_t, len(self._host_t)
+        early = self._early
         walks = [_read_order(hosts, n) for _, hosts in readers]
         subs = [sub for sub, _ in readers]
         pending = list(range(len(readers)))
@@ -303,7 +308,7 @@ class Machines:
                 for h in walks[i]:
                     done = touched.get(h)
                     if done is None:
-                        if last[h] >= t:
+                        if last[h] >= t and h not in early:
                             continue
                         self._update(h, t)
                     elif done < k:
@@ -314,6 +319,7 @@ class Machines:
                     break
             pending = waiting
             k += 1
+        early.clear()
         return subs
 
     def action_ended(self, t: float, hosts) -> None:
@@ -415,7 +421,10 @@ class Machines:
             # Its actor reads energies before its load changes, but sets its hosts' state and
             # writes its rows after its reads' simcalls, once same-round switch actors set their
             # pstate and state and woken job actors wrote their end rows: the counts and rows
-            # wait for write_held_rows.
+            # wait for write_held_rows.  Its reads (see read_energy) update the hosts in its
+            # sub-rounds: hosts updated here for its energies are _early until then.
+            last = self._host_t
+            self._early.update([h for h in range(len(last)) if last[h] < t])
             self._job_start_energy[job_id] = self.hosts_energy(t, hosts)
         jobs, state, since = self._jobs, self._state, self._since
         # _move(idle hosts, COMPUTING, t) inlined: the same additions in the same (host) order.
