@@ -216,6 +216,7 @@ class Engine:
         self._compute_host_senders = {Engine._on_end, Engine._on_switch}
         # On a platform with links, every message crosses its sender's route (see _cross).
         self._routed = platform.routes is not None
+        self._message_seq = -1        # see _cross
         self._kill_warned = False
         self._route_latency: list[float] = []     # per compute host, then the master host's last
         self._route_rate: list[float] = []
@@ -350,8 +351,16 @@ class Engine:
                 else:     # no energy reads, no switch actor: every put is in sub-round 1
                     self._wake(ended)
                 continue
+            older: Optional[list[Action]] = None
             if routed:
                 soon = self._cross(mailbox[0])
+                if soon:
+                    # SimGrid wakes the actors of the actions ending with the message in action
+                    # creation order: those of actions older than the message run before its
+                    # sender and the server, so they put first.
+                    older = [a for a in soon if a.seq < self._message_seq]
+                    if older:
+                        soon = [a for a in soon if a.seq > self._message_seq]
             elif loopback and mailbox[0][0].__func__ not in self._compute_host_senders:
                 soon = self._transfer(self._loopback_rate)
             else:
@@ -366,6 +375,8 @@ class Engine:
                 self._ended_energy(soon)
             handler, payload = popleft()
             earlier = len(mailbox)     # put in earlier rounds: the server's check sees them
+            if older:
+                self._wake(older)
             follow = handler(payload)
             if follow:
                 self._put_now(follow)     # the sender's next put, right after its put completed
@@ -464,6 +475,7 @@ class Engine:
         latency, rate = self._route_latency[host], self._route_rate[host]
         tl = self.tl
         ended: Optional[list[Action]] = None
+        self._message_seq = tl.last_seq + 1      # SimGrid's action for the message, created now
         if latency > 0.0:
             lat = tl.sleep(latency, None)
             while True:
@@ -482,6 +494,7 @@ class Engine:
         elif rate > 0.0:
             ended = self._transfer(rate)
         else:                     # no route: a zero-delta step, as on platforms without links
+            self._message_seq = -1
             return tl.take_soon() if tl.soon else None
         if host >= 0 and self._energy:
             self.machines.action_ended(tl.now, (host,))
