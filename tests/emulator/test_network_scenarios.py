@@ -67,18 +67,25 @@ def test_requests_and_rows_match_minibatsim(case, tmp_path):
             assert a == b, f"{name} row {i + 1}: minibatsim {a}, emulator {b}"
 
 
-def test_sender_energy_updated_when_its_message_arrives(tmp_path, monkeypatch):
+def test_energy_updates_when_a_message_arrives(tmp_path, monkeypatch):
     # SimGrid's energy plugin updates the hosts of an action that ends, a message's too: with -E
     # a job's first host is updated when its JOB_COMPLETED reaches the server (checked with
-    # SimGrid 3.32's host_energy debug log: scripts/simgrid_study/message_energy.cpp).
+    # SimGrid 3.32's host_energy debug log: scripts/simgrid_study/message_energy.cpp), and no
+    # other: Batsim's server reads no energy then (consumed_joules is the e row's total).
     from batsched_py.emulator.machines import Machines
     calls = []
-    original = Machines.action_ended
+    totals = []
+    original, original_total = Machines.action_ended, Machines.total_energy
 
     def spy(self, t, hosts):
         calls.append((t, tuple(hosts)))
         return original(self, t, hosts)
+
+    def spy_total(self, t):
+        totals.append(t)
+        return original_total(self, t)
     monkeypatch.setattr(Machines, "action_ended", spy)
+    monkeypatch.setattr(Machines, "total_energy", spy_total)
     workload = tmp_path / "w.json"
     workload.write_text(json.dumps({"nb_res": 4, "jobs": [{"id": "1", "subtime": 0, "res": 2, "profile": "d"}],
                                     "profiles": {"d": {"type": "delay", "delay": 10}}}))
@@ -86,4 +93,4 @@ def test_sender_energy_updated_when_its_message_arrives(tmp_path, monkeypatch):
     result = simulate(ROOT / "tests" / "data" / "network" / "cluster16.xml", [workload], create("fcfs"), energy=True)
     finish = result.jobs["w0!1"].finish_time      # when the server got the message
     host = result.jobs["w0!1"].allocated_resources.min
-    assert (finish, (host,)) in calls
+    assert (finish, (host,)) in calls and finish not in totals
