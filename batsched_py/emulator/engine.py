@@ -19,7 +19,9 @@ How Batsim orders things (learnt from its sources and SimGrid's, checked against
   see network.py), every message crosses its sender's route to the master host: the route's
   latency, then its byte at the route's rate (SimGrid's ptask_L07), the clock moving meanwhile.
   A job's actor sends from the job's first host, a switch actor from its host, the others from
-  the master host (its route to itself).  With -E the sender host's energy is updated when its
+  the master host (its route to itself).  The actors of actions ending with a message wake in
+  action creation order: those of actions created before it (it is created when the server takes
+  it) put before its sender's next put.  With -E the sender host's energy is updated when its
   message arrives (the energy plugin updates the hosts of every action that ends).  Each switch
   actor's message is then its own; without links, the switch completions of one request that end
   together are one mailbox item.  A switch request's rows are written when its last host is done.
