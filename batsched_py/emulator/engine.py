@@ -6,15 +6,26 @@ How Batsim orders things (learnt from its sources and SimGrid's, checked against
   executions (parallel tasks at ``speed / flops``, 1-flop switches) end in solve steps, and the
   actors of the actions ending in one step post their messages to the server's mailbox in
   action-creation order.  The clock drifts off round values; Batsim prints it with 6 decimals.
-- The server handles one mailbox message at a time (each receive is a zero-delta SimGrid step,
-  which also ends sleeps shorter than SimGrid's precision). After each one, if the scheduler is
-  ready (its last reply has been fully applied) and the mailbox is empty, it sends what it has
-  buffered (or SIMULATION_ENDS once nothing can happen any more).
-- A message is 1 byte.  On a platform whose master host has SimGrid's implicit loopback link
-  (a Full/Floyd/Dijkstra zone), one sent by an actor of the master host (submitters, waiters, the
-  request-reply actor) crosses it, at 10 GB/s: 1e-10 s, during which the clock moves and other
-  actions may end.  Job executors and switch actors run on compute hosts, which have no route to
-  the master host: their messages take no time, as every message on Vivaldi platforms.
+- The server handles one mailbox message at a time (without links, each receive is a zero-delta
+  SimGrid step, which also ends sleeps shorter than SimGrid's precision). After each one, if the
+  scheduler is ready (its last reply has been fully applied) and the mailbox is empty, it sends
+  what it has buffered (or SIMULATION_ENDS once nothing can happen any more).
+- A message is 1 byte, and starts moving when the server takes it (one at a time).  On a platform
+  without links, one sent by an actor of the master host (submitters, waiters, the request-reply
+  actor) crosses the master's implicit loopback link if it has one (a Full/Floyd/Dijkstra zone),
+  at 10 GB/s: 1e-10 s, during which the clock moves and other actions may end; job executors and
+  switch actors run on compute hosts, with no route to the master host: their messages take no
+  time, as every message on Vivaldi platforms.  On a platform with links (``platform.routes``,
+  see network.py), every message crosses its sender's route to the master host: the route's
+  latency, then its byte at the route's rate (SimGrid's ptask_L07), the clock moving meanwhile.
+  A job's actor sends from the job's first host, a switch actor from its host, the others from
+  the master host (its route to itself).  The actors of actions ending with a message wake in
+  action creation order: those of actions created before it (it is created when the server takes
+  it) put before its sender's next put.  With -E the sender host's energy is updated when its
+  message arrives (the energy plugin updates the hosts of every action that ends).  Each switch
+  actor's message is then its own; without links, the switch completions of one request that end
+  together are one mailbox item.  A switch request's rows are written when its last host is done.
+  Not modelled: the killer actor's message reporting a KILL_JOB (a warning on such platforms).
 - SimGrid scheduling rounds (scripts/simgrid_study/README.md): after each solve (every receive
   is one) the woken actors run in sub-rounds, each simcall costing its actor one.  The server
   checks its mailbox in the sub-round it got its message, plus one per simcall of its handler:
@@ -39,6 +50,7 @@ message is formatted only when there is an error.
 """
 from __future__ import annotations
 
+import warnings
 from collections import deque
 from time import perf_counter as _perf_counter
 from dataclasses import dataclass
@@ -47,7 +59,7 @@ from typing import Any, Callable, Optional, Sequence
 from procset import ProcSet
 
 from .. import protocol as p
-from .errors import EmulatorError
+from .errors import EmulatorError, NetworkNotModelledWarning
 from .events_file import ExternalEvent
 from .machines import Machines
 from .platform import Platform, compute_resources_json
@@ -84,11 +96,13 @@ class EngineOptions:
 
 
 class _Switch:
-    """One SET_RESOURCE_STATE request: answered once all its hosts are done."""
-    __slots__ = ("hosts", "state", "remaining")
+    """One SET_RESOURCE_STATE request: answered once all its hosts are done (``done``: those
+    whose switch actor's message the server received)."""
+    __slots__ = ("hosts", "state", "remaining", "done")
 
     def __init__(self, hosts: ProcSet, state: str, remaining: int):
         self.hosts, self.state, self.remaining = hosts, state, remaining
+        self.done: list[int] = []
 
 
 class _Submitter:
@@ -204,6 +218,16 @@ class Engine:
         self._loopback_rate = platform.master_loopback_bw    # 1-byte messages: rate = bandwidth
         # (bound methods, compared as such: compiled ones have no __func__)
         self._compute_host_senders = {self._on_end, self._on_switch}
+        # On a platform with links, every message crosses its sender's route (see _cross).
+        self._routed = platform.routes is not None
+        self._message_seq = -1        # see _cross
+        self._kill_warned = False
+        self._route_latency: list[float] = []     # per compute host, then the master host's last
+        self._route_rate: list[float] = []
+        if platform.routes is not None and platform.master_route is not None:
+            for r in platform.routes + (platform.master_route,):
+                self._route_latency.append(r.latency)
+                self._route_rate.append(r.rate)
         self._decisions = {
             p.ExecuteJob: self._execute, p.RejectJob: self._reject, p.KillJob: self._kill,
             p.CallMeLater: self._call_me_later, p.SetResourceState: self._set_state, p.Notify: self._notify,
@@ -314,6 +338,7 @@ class Engine:
         self._out.append(begins)
         mailbox, tl = self._mailbox, self.tl
         loopback = self._loopback_rate > 0.0
+        routed = self._routed
         energy = self._energy
         self._reply_sent(self._send())
         popleft = mailbox.popleft
@@ -330,8 +355,18 @@ class Engine:
                 else:     # no energy reads, no switch actor: every put is in sub-round 1
                     self._wake(ended)
                 continue
-            if loopback and mailbox[0][0] not in self._compute_host_senders:
-                soon = self._cross_loopback()
+            older: Optional[list[Action]] = None
+            if routed:
+                soon = self._cross(mailbox[0])
+                if soon:
+                    # SimGrid wakes the actors of the actions ending with the message in action
+                    # creation order: those of actions older than the message run before its
+                    # sender and the server, so they put first.
+                    older = [a for a in soon if a.seq < self._message_seq]
+                    if older:
+                        soon = [a for a in soon if a.seq > self._message_seq]
+            elif loopback and mailbox[0][0] not in self._compute_host_senders:
+                soon = self._transfer(self._loopback_rate)
             else:
                 # Receiving this message is a zero-delta SimGrid step: sub-precision sleeps and
                 # zero-work executions end with it.
@@ -344,6 +379,8 @@ class Engine:
                 self._ended_energy(soon)
             handler, payload = popleft()
             earlier = len(mailbox)     # put in earlier rounds: the server's check sees them
+            if older:
+                self._wake(older)
             follow = handler(payload)
             if follow:
                 self._put_now(follow)     # the sender's next put, right after its put completed
@@ -410,14 +447,13 @@ class Engine:
         if self._deferred:
             self._end_round()
 
-    def _cross_loopback(self) -> Optional[list[Action]]:
-        """The message at the head of the mailbox comes from an actor of the master host, as the
-        server: it crosses the master host's loopback link, 1 byte at its bandwidth (1e-10 s at
-        10 GB/s), while the clock moves.  Actions ending before it arrives wake their actors (who
-        put behind it); those ending with it are returned: their actors run in the round where the
-        server receives it."""
+    def _transfer(self, rate: float) -> Optional[list[Action]]:
+        """The message at the head of the mailbox moves its byte at ``rate`` (its route's slowest
+        link: 1e-10 s over SimGrid's 10 GB/s loopback link of the master host), while the clock
+        moves.  Actions ending before it arrives wake their actors (who put behind it); those
+        ending with it are returned: their actors run in the round where the server receives it."""
         tl = self.tl
-        comm = tl.execute(self._loopback_rate, None)
+        comm = tl.execute(rate, None)
         while True:
             ended = tl.step()
             assert ended is not None       # the message itself is in flight
@@ -427,6 +463,44 @@ class Engine:
                     self._ended_energy(ended)
                 return ended or None
             self._round(ended)
+
+    def _cross(self, item: tuple) -> Optional[list[Action]]:
+        """On a platform with links: the message ``item``, at the head of the mailbox, crosses its
+        sender's route to the server, its latency first (SimGrid's ptask_L07: a latency phase, no
+        bandwidth used), then its byte (see _transfer).  The sender: a job's actor runs on the
+        job's first host, a switch actor on its host, every other actor on the master host.  With
+        -E, SimGrid updates the energy of a compute host whose message arrives."""
+        sender = item[0]
+        host = -1
+        if sender in self._compute_host_senders:
+            host = item[1][0].alloc.min if sender == self._on_end else item[1][1][0]
+        latency, rate = self._route_latency[host], self._route_rate[host]
+        tl = self.tl
+        ended: Optional[list[Action]] = None
+        self._message_seq = tl.last_seq + 1      # SimGrid's action for the message, created now
+        if latency > 0.0:
+            lat = tl.sleep(latency, None)
+            while True:
+                during = tl.step()
+                assert during is not None
+                if not lat.alive:
+                    during = [a for a in during if a is not lat]
+                    break
+                self._round(during)
+            if rate > 0.0:
+                if during:
+                    self._round(during)
+                ended = self._transfer(rate)
+            elif during:          # no link: it arrives once its latency is paid
+                ended = during
+        elif rate > 0.0:
+            ended = self._transfer(rate)
+        else:                     # no route: a zero-delta step, as on platforms without links
+            self._message_seq = -1
+            return tl.take_soon() if tl.soon else None
+        if host >= 0 and self._energy:
+            self.machines.action_ended(tl.now, (host,))
+        return ended
 
     def _ended_energy(self, ended: list[Action]) -> None:
         """SimGrid updates the energy of the hosts of the actions ending in a solve before any
@@ -476,6 +550,9 @@ class Engine:
     def _switch_ended(self, payload, _action: Action) -> None:
         req, host = payload
         self.machines.switch_reached(self.tl.now, host)
+        if self._routed:          # each switch actor's message crosses its own route
+            self._deferred.append([2, (self._on_switch, [req, [host]])])
+            return
         if self._groups is None:
             self._groups = {}
         group = self._groups.get(id(req))
@@ -613,10 +690,12 @@ class Engine:
 
     def _on_switch(self, payload):
         req, hosts = payload
-        self.machines.switch_done(self.tl.now, ProcSet(*hosts))
         self._switching -= len(hosts)
         req.remaining -= len(hosts)
+        req.done.extend(hosts)
         if req.remaining == 0:
+            # Batsim writes the request's rows once its last host is done.
+            self.machines.switch_done(self.tl.now, ProcSet(*req.done))
             # Its energy row: the server checks its mailbox after these reads' simcalls.
             self._check_read = self._read_energy(1, [None])
             self._out.append(p.ResourceStateChanged(self._stamp(), req.hosts, req.state))
@@ -630,8 +709,6 @@ class Engine:
             self.machines.job_load_changed(self.tl.now, job.id, job.alloc, 0.0)
         if job.token != token or job.state != "RUNNING":
             return
-        if self._energy:
-            self.machines.job_completed(self.tl.now)
         self._completed(job, state, rc)
 
     def _actions_ended(self, job: Job) -> None:
@@ -746,10 +823,8 @@ class Engine:
             return
         # The walltime cut a computation: SimGrid does not cancel it, it runs on (see _on_end).
         cut = timeout and len(acts) == 2
-        # An execution ending in the same step as its timeout is a timeout: the execution's
-        # action comes first, and SimGrid then finds the timeout detector finished too.
-        if not timeout and len(acts) == 2 and not acts[1].alive:
-            timeout = True
+        # An execution ending in the same step as its timeout completes: its action comes first
+        # and answers the job's actor, whose timeout then ends with no effect.
         for a in acts:
             a.alive = False
         job.actions = ()
@@ -861,6 +936,13 @@ class Engine:
                 self._kill_running(job, rc)
         if ids:
             self._out.append(p.JobKilled(self._stamp(), tuple(ids), progress))
+            if self._routed and not self._kill_warned:
+                self._kill_warned = True
+                warnings.warn(NetworkNotModelledWarning(
+                    f"{self.platform.path}: KILL_JOB at t={self.tl.now:g}: Batsim's killer actor tells its server "
+                    "of the kills with a message over the master host's route, which the emulator does not "
+                    "model: JOB_COMPLETED (COMPLETED_KILLED) and JOB_KILLED come that route's time earlier "
+                    "than in Batsim"), stacklevel=2)
 
     def _kill_progress(self, job: Job) -> tuple[p.JobProgress, int]:
         i = min(job.task_index, len(job.tasks) - 1)

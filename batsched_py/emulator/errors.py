@@ -9,5 +9,5 @@ class EmulatorError(RuntimeError):
 
 
 class NetworkNotModelledWarning(UserWarning):
-    """The platform has network links: Batsim's internal messages between compute hosts and the
-    master host would take time crossing them, which the emulator does not model."""
+    """The platform's network uses a form the emulator does not model (see network.py): Batsim's
+    internal messages to its server would take time crossing it, which the emulator ignores."""

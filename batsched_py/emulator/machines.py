@@ -29,8 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from math import fsum
-
+import numpy as np
 from procset import ProcSet
 
 from .energy import power
@@ -57,6 +56,12 @@ class MachineState(str, Enum):
 _STATES = list(MachineState)
 _S = {s: i for i, s in enumerate(_STATES)}
 SLEEPING, SW_ON, SW_OFF, IDLE, COMPUTING, UNAVAILABLE = range(6)
+
+
+def _total(energies: list[float]) -> np.longdouble:
+    """Batsim's total energy: the hosts' (double) energies added one after the other in long
+    double.  Its energy rows print it, and their epower divides its increase by the time's."""
+    return np.cumsum(np.array(energies, dtype=np.longdouble))[-1]
 
 
 def _read_order(host_sets: list, n: int):
@@ -127,6 +132,7 @@ class Machines:
         # ran (write_held_rows): (t, energy read at a job start, None) or (t, None, hosts of a
         # sleep/wake request)
         self.held: list[tuple] = []
+        self._held_job = ""          # the job whose start rows are held, if any
         # energy, SimGrid style (see "energy" below): per host, the energy at its last update,
         # when that was, and SimGrid's pstate (the virtual one while switching)
         self._host_energy = [0.0] * n
@@ -137,6 +143,10 @@ class Machines:
         # SimGrid's plugin attaches to a host in pstate 0 and learns its real pstate at its first
         # update: until the first read, hosts draw pstate 0's idle power (see _leave_creation_power).
         self._creation_power = energy_enabled and any(p != 0 for p in self._pstate)
+        # Hosts a job start updated at once for its rows' energies (with the load before it), which
+        # its actor's reads update in the round's later sub-rounds: not up to date for the round's
+        # read_energy (cleared by it).
+        self._early: set[int] = set()
         self._energy_first_submission: float | None = None
         self._energy_last_completion = 0.0
         # machine_states rows, formatted here and written by the writers in blocks
@@ -284,6 +294,7 @@ class Machines:
         if self._creation_power:
             self._leave_creation_power(t)
         last, n = self._host_t, len(self._host_t)
+        early = self._early
         walks = [_read_order(hosts, n) for _, hosts in readers]
         subs = [sub for sub, _ in readers]
         pending = list(range(len(readers)))
@@ -297,7 +308,7 @@ class Machines:
                 for h in walks[i]:
                     done = touched.get(h)
                     if done is None:
-                        if last[h] >= t:
+                        if last[h] >= t and h not in early:
                             continue
                         self._update(h, t)
                     elif done < k:
@@ -308,6 +319,7 @@ class Machines:
                     break
             pending = waiting
             k += 1
+        early.clear()
         return subs
 
     def action_ended(self, t: float, hosts) -> None:
@@ -321,6 +333,10 @@ class Machines:
         host read, as Batsim's total does (QUERY consumed_energy answers, energy rows)."""
         if not self.energy_enabled:
             return 0.0
+        return float(self.total_energy(t))
+
+    def total_energy(self, t: float) -> np.longdouble:
+        """consumed_energy(t) as Batsim computes it, in long double (see _total)."""
         if self._creation_power:
             self._leave_creation_power(t)
         # _update of every host, inlined (every energy row does it: O(hosts) per row)
@@ -329,7 +345,7 @@ class Machines:
             if last[h] < t:
                 energy[h] = energy[h] + watts[h] * (t - last[h])
                 last[h] = t
-        return fsum(energy)      # Batsim sums in long double: as good as exact here
+        return _total(energy)
 
     def job_submitted(self, t: float) -> None:
         """A job is submitted at ``t``. Batsim's ``consumed_joules`` counts the
@@ -345,7 +361,7 @@ class Machines:
 
     def _energy_row(self, t: float, kind: str) -> None:
         if self.writers is not None:
-            self.writers.energy_row(t, self.consumed_energy(t), kind, self.wattmin())
+            self.writers.energy_row(t, self.total_energy(t), kind, self.wattmin())
 
     # ------------------------------------------------------------------ state changes
 
@@ -400,11 +416,15 @@ class Machines:
         :meth:`job_load_changed`. Writes the ``s`` energy row (power before
         the start) and one machine_states row.
         """
-        if self.energy_enabled:
-            # Its actor reads energies before its load changes, but writes its rows after its
-            # reads' simcalls, once same-round switch actors set their pstate and state:
-            # the rows wait for write_held_rows.
-            self.held.append((t, self.consumed_energy(t), None))
+        energy = self.energy_enabled
+        if energy:
+            # Its actor reads energies before its load changes, but sets its hosts' state and
+            # writes its rows after its reads' simcalls, once same-round switch actors set their
+            # pstate and state and woken job actors wrote their end rows: the counts and rows
+            # wait for write_held_rows.  Its reads (see read_energy) update the hosts in its
+            # sub-rounds: hosts updated here for its energies are _early until then.
+            last = self._host_t
+            self._early.update([h for h in range(len(last)) if last[h] < t])
             self._job_start_energy[job_id] = self.hosts_energy(t, hosts)
         jobs, state, since = self._jobs, self._state, self._since
         # _move(idle hosts, COMPUTING, t) inlined: the same additions in the same (host) order.
@@ -419,20 +439,26 @@ class Machines:
                     state[h] = COMPUTING
                     moved += 1
         self._time_in[IDLE] = idle_time
+        if energy:
+            self.held.append((t, self.total_energy(t), None, moved))
+            self._held_job = job_id
+            if load:
+                self.job_load_changed(t, job_id, hosts, load)
+            return
         c = self._counts
         c[IDLE] -= moved
         c[COMPUTING] += moved
-        if load and self.energy_enabled:
-            self.job_load_changed(t, job_id, hosts, load)
-        if not self.energy_enabled:
-            self._states_row(t)
+        self._states_row(t)
 
     def write_held_rows(self) -> None:
         """The held rows of this round (see ``held``): energy row (a job start's ``s`` with the
         energy read at the start; a sleep/wake request's ``p``) and machine_states row, with the
         wattmin and counts of now, after same-round switch actors set their pstate and state."""
-        for t, energy, switching in self.held:
+        for t, energy, switching, moved in self.held:
             if switching is None:
+                c = self._counts
+                c[IDLE] -= moved
+                c[COMPUTING] += moved
                 if self.writers is not None:
                     self.writers.energy_row(t, energy, "s", self.wattmin())
                 self._states_row(t)
@@ -442,6 +468,7 @@ class Machines:
                 # the request's switch actors, created after these rows, set the virtual pstate
                 self._switch_power(t, switching)
         self.held.clear()
+        self._held_job = ""
 
     def job_load_changed(self, t: float, job_id: str, hosts: ProcSet, load: float) -> None:
         """The job running on ``hosts`` enters a phase with cpu load ``load`` at ``t``."""
@@ -459,11 +486,14 @@ class Machines:
         (power after the end) and one machine_states row.  update=False: the
         job's actor ends it: the energies are read without updating the hosts (the
         engine counts its reads' simcalls with read_energy, which updates them) and
-        the engine sets the hosts' load (job_load_changed) and tells job_completed.
+        the engine sets the hosts' load (job_load_changed).  The ``e`` row's total is Batsim's
+        energy at the last job completion (schedule.csv's consumed_joules).
         """
         jobs, state, since = self._jobs, self._state, self._since
         energy = -1.0
         if self.energy_enabled:
+            if job_id == self._held_job:     # it ends as it starts: its actor's start rows first
+                self.write_held_rows()
             if self._creation_power:
                 self._leave_creation_power(t)
             read = self._update if update else self._peek
@@ -491,18 +521,14 @@ class Machines:
         c[IDLE] += freed
         if self.energy_enabled:
             if update:
-                self._energy_row(t, "e")
-                self.job_completed(t)
-            elif self.writers is not None:
-                total = fsum([self._peek(h, t) for h in range(len(state))])
+                total = self.total_energy(t)
+            else:
+                total = _total([self._peek(h, t) for h in range(len(state))])
+            self._energy_last_completion = float(total)
+            if self.writers is not None:
                 self.writers.energy_row(t, total, "e", self.wattmin())
         self._states_row(t)
         return energy
-
-    def job_completed(self, t: float) -> None:
-        """The server learns at ``t`` that a job ended: Batsim reads the total energy (its
-        ``consumed_joules`` counts up to the last completion)."""
-        self._energy_last_completion = self.consumed_energy(t)
 
     def request_state(self, t: float, hosts: ProcSet, pstate: int) -> dict[int, float]:
         """Apply SET_RESOURCE_STATE(hosts, pstate) received at ``t`` (validate first
@@ -545,7 +571,7 @@ class Machines:
                 # writes its rows after its energy reads' simcalls: held (write_held_rows).
                 if self.writers is not None:
                     self.writers.pstate_change(t, ProcSet(*group), marker)
-                self.held.append((t, None, group))
+                self.held.append((t, None, group, 0))
             else:
                 self._states_row(t)
         if immediate:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import os
 from typing import Optional
 
+import numpy as np
 from procset import ProcSet
 
 from .machines import MachineStats
@@ -93,7 +94,7 @@ class OutputWriters:
                                       "time,energy,event_type,wattmin,epower")
             self._pstates = self._open("_pstate_changes.csv", "time,machine_id,new_pstate")
         # Batsim's energy tracer starts from (time 0, 0 J): a first row after time 0 has an epower
-        self._last_energy: tuple[float, float] = (0.0, 0.0)
+        self._last_energy: tuple[float, np.longdouble] = (0.0, np.longdouble(0.0))
         self._jobs_file = self._open("_jobs.csv", JOBS_COLUMNS)
         # schedule.csv figures over the jobs written so far
         self._nb_rows = self._nb_rejected = self._nb_success = 0
@@ -130,16 +131,20 @@ class OutputWriters:
         if self._pstates is not None:
             self._pstates.write(f"{t:g},{hosts},{pstate}\n")
 
-    def energy_row(self, t: float, energy: float, kind: str, wattmin: float) -> None:
+    def energy_row(self, t: float, energy, kind: str, wattmin: float) -> None:
+        """One consumed_energy.csv row; ``energy``: the total in long double (a float works too),
+        printed, and its increase over the time's (epower) computed, in long double as Batsim."""
         if self._energy is None:
             return
+        energy = np.longdouble(energy)
         last = self._last_energy
         if not t > last[0]:
             epower = "NA"
         else:
-            epower = "%f" % ((energy - last[1]) / (t - last[0]))
+            epower = "%f" % float((energy - last[1]) / (np.longdouble(t) - np.longdouble(last[0])))
         self._last_energy = (t, energy)
-        self._energy.write("%f,%f,%s,%f,%s\n" % (t, energy, kind, wattmin, epower))
+        text = np.format_float_positional(energy, precision=6, unique=False, fractional=True, trim="k")
+        self._energy.write("%f,%s,%s,%f,%s\n" % (t, text, kind, wattmin, epower))
 
     # ------------------------------------------------------------ rows from the engine
 

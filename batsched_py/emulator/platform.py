@@ -2,8 +2,10 @@
 
 Only what Batsim needs is modelled: hosts (from ``<host>`` and ``<cluster>``),
 their pstates (speed + SimGrid energy-plugin wattage), Batsim's sleep pstates,
-host/zone properties and roles, and the master host's loopback link. Other
-links and routes are ignored (the engine refuses communicating profiles).
+host/zone properties and roles, and the route each host's 1-byte messages take to
+the master host (:mod:`.network`; on a platform without links, just the master
+host's loopback link).  The engine refuses communicating profiles on platforms
+with links.
 
 Compute-host ids follow Batsim: SimGrid hands hosts over sorted by name
 (plain byte-wise string order: host0, host1, host10, host100, ...), the
@@ -19,6 +21,9 @@ import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Optional
+
+from .network import NotModelled, Route, Unroutable, message_routes, radical_ids
 
 __all__ = [
     "PlatformError",
@@ -151,6 +156,9 @@ class Platform:
     master_host: str
     storage_hosts: tuple[Host, ...] = ()
     master_loopback_bw: float = 0.0
+    routes: Optional[tuple[Route, ...]] = None
+    master_route: Optional[Route] = None
+    network_note: str = ""
 
     @property
     def nb_hosts(self) -> int:
@@ -230,8 +238,27 @@ def load_platform(path: str | Path, *, mmax: int = 0, energy: bool = False,
         raise PlatformError(f"{path}: no compute host")
     _build_host(master, -1, path, energy)  # validated like any host by SimGrid
     hosts = tuple(_build_host(r, i, path, energy) for i, r in enumerate(compute))
-    return Platform(path=path, hosts=hosts, master_host=master.name,
-                    storage_hosts=tuple(storage), master_loopback_bw=_loopback_bw(root, master))
+    loopback_bw = _loopback_bw(root, master)
+    routes: Optional[tuple[Route, ...]] = None
+    master_route: Optional[Route] = None
+    note = ""
+    if not _network_free(root):
+        try:
+            host_routes, master_route = message_routes(root, master.name, [h.name for h in hosts])
+        except NotModelled as exc:
+            note = str(exc)
+        except Unroutable as exc:
+            raise PlatformError(f"{path}: {exc}: real Batsim (SimGrid 3.32) cannot route its messages and "
+                                "aborts") from None
+        else:
+            if any(not r.instant for r in host_routes) or master_route.latency > 0.0:
+                routes = tuple(host_routes)
+            else:     # messages as on platforms without links: the master's route, if any, at once
+                loopback_bw = master_route.rate
+                master_route = None
+    return Platform(path=path, hosts=hosts, master_host=master.name, storage_hosts=tuple(storage),
+                    master_loopback_bw=loopback_bw, routes=routes, master_route=master_route,
+                    network_note=note)
 
 
 def compute_resources_json(platform: Platform) -> list[dict]:
@@ -277,6 +304,22 @@ def _walk(elem: ET.Element, zone_props: dict[str, str], routing: str, out: list[
             _expand_cluster(child, out, path)
 
 
+def _network_free(root: ET.Element) -> bool:
+    """No link, backbone, cluster, cabinet or peer, and no Vivaldi coordinates but zeros: every
+    message of Batsim's takes no time but the master host's own (see _loopback_bw)."""
+    for elem in root.iter():
+        if elem.tag in ("link", "backbone", "cluster", "cabinet", "peer", "host_link"):
+            return False
+        coords = elem.get("coordinates")
+        if coords:
+            try:
+                if any(float(v) != 0.0 for v in coords.split()):
+                    return False
+            except ValueError:
+                return False
+    return True
+
+
 def _loopback_bw(root: ET.Element, master: _RawHost) -> float:
     """Bandwidth of the master host's implicit loopback link (0: none). A 1-byte message between
     two actors of the master host crosses it, which takes simulated time (1e-10 s at 10 GB/s)."""
@@ -302,20 +345,16 @@ def _expand_cluster(elem: ET.Element, out: list[_RawHost], path: str) -> None:
     if radical is None:
         raise PlatformError(f"{path}: cluster {cid!r}: missing radical attribute")
     props = _props_of(elem)
-    for part in radical.split(","):
-        bounds = part.strip().split("-")
-        try:
-            lo, hi = int(bounds[0]), int(bounds[-1])
-        except ValueError:
-            raise PlatformError(f"{path}: cluster {cid!r}: bad radical {radical!r}") from None
-        if len(bounds) > 2 or hi < lo:
-            raise PlatformError(f"{path}: cluster {cid!r}: bad radical {radical!r}")
-        for i in range(lo, hi + 1):
-            name = f"{elem.get('prefix', '')}{i}{elem.get('suffix', '')}"
-            # SimGrid gives every cluster host the cluster's <prop>s.
-            out.append(_RawHost(name, elem.get("speed", ""), elem.get("core", "1"),
-                                elem.get("pstate", "0"), dict(props), dict(props),
-                                f"cluster {cid!r} host {name!r}"))
+    try:
+        ids = radical_ids(radical)
+    except ValueError:
+        raise PlatformError(f"{path}: cluster {cid!r}: bad radical {radical!r}") from None
+    for i in ids:
+        name = f"{elem.get('prefix', '')}{i}{elem.get('suffix', '')}"
+        # SimGrid gives every cluster host the cluster's <prop>s.
+        out.append(_RawHost(name, elem.get("speed", ""), elem.get("core", "1"),
+                            elem.get("pstate", "0"), dict(props), dict(props),
+                            f"cluster {cid!r} host {name!r}"))
 
 
 def _build_host(r: _RawHost, hid: int, path: str, energy: bool) -> Host:

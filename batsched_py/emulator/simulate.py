@@ -106,14 +106,14 @@ def _run_engine(platform, workloads, exchange, output_prefix, energy, events, mm
         mmax = max(nb, default=0)
     plat = load_platform(platform, mmax=mmax, energy=energy, master_host=master_host)
     free_network = _has_no_links(platform)
-    if not free_network:
-        # Batsim's job actors run on compute hosts and tell the server (on the master host) of
-        # each job end with a 1-byte message: over links it arrives their latency later.
+    if plat.network_note:
+        # Batsim's actors tell the server (on the master host) of job ends, switches and the
+        # like with 1-byte messages that cross the platform's links (see network.py).
         warnings.warn(NetworkNotModelledWarning(
-            f"{platform}: the platform has network links; real Batsim's messages from jobs to its server "
-            "cross them and arrive their latency later, while the emulator delivers them at once, so "
-            "event times can differ from real Batsim's by that latency (use a platform without links, "
-            "e.g. a Vivaldi *_no_net one, or real Batsim, for exact times)"), stacklevel=2)
+            f"{platform}: the emulator does not model this platform's network ({plat.network_note}): real "
+            "Batsim's messages from its actors to its server cross links and arrive their latency later, "
+            "while the emulator delivers them at once, so event times can differ from real Batsim's by that "
+            "latency"), stacklevel=2)
     wls = [load_workload(w, f"w{i}", nb_hosts=plat.nb_hosts, free_network=free_network)
            for i, w in enumerate(workloads)]
     evs = [load_events(e, nb_hosts=plat.nb_hosts) for e in events]

@@ -61,6 +61,11 @@ class Timeline:
         self.soon: list[Action] = []               # ending at the next step whatever its delta
         self._seq = 0
 
+    @property
+    def last_seq(self) -> int:
+        """The creation number of the last action created (the next one gets last_seq + 1)."""
+        return self._seq
+
     def sleep(self, duration: float, item: Any) -> Action:
         """A sleep of ``duration`` > 0 seconds (SimGrid does nothing for <= 0: check first)."""
         self._seq += 1

@@ -55,11 +55,11 @@ class Notify(Event):
     resources: Optional[ProcSet] = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
-    TYPE = "NOTIFY"
-    SENT_BY = BOTH
+    TYPE: ClassVar[str] = "NOTIFY"
+    SENT_BY: ClassVar[tuple[str, ...]] = BOTH
 
     @classmethod
-    def from_data(cls, timestamp, data, where):
+    def from_data(cls, timestamp: float, data: Mapping[str, Any], where: str) -> "Notify":
         resources = data.get("resources")
         return cls(
             timestamp,
@@ -68,7 +68,7 @@ class Notify(Event):
             extra={k: v for k, v in data.items() if k not in ("type", "resources")},
         )
 
-    def to_data(self):
+    def to_data(self) -> dict[str, Any]:
         data: dict[str, Any] = {"type": self.kind}
         if self.resources is not None:
             data["resources"] = format_intervals(self.resources)
@@ -82,11 +82,11 @@ class Query(Event):
 
     requests: Mapping[str, Any] = field(default_factory=dict)
 
-    TYPE = "QUERY"
-    SENT_BY = BOTH
+    TYPE: ClassVar[str] = "QUERY"
+    SENT_BY: ClassVar[tuple[str, ...]] = BOTH
 
     @classmethod
-    def from_data(cls, timestamp, data, where):
+    def from_data(cls, timestamp: float, data: Mapping[str, Any], where: str) -> "Query":
         requests = f.get(data, "requests", dict, where)
         if not requests:
             raise ProtocolError("a QUERY needs at least one request", f"{where}.requests")
@@ -94,7 +94,7 @@ class Query(Event):
             f.require_object(args, f"{where}.requests.{name}")
         return cls(timestamp, requests=requests)
 
-    def to_data(self):
+    def to_data(self) -> dict[str, Any]:
         return {"requests": dict(self.requests)}
 
 
@@ -104,11 +104,11 @@ class Answer(Event):
 
     answers: Mapping[str, Any] = field(default_factory=dict)
 
-    TYPE = "ANSWER"
-    SENT_BY = BOTH
+    TYPE: ClassVar[str] = "ANSWER"
+    SENT_BY: ClassVar[tuple[str, ...]] = BOTH
 
     @classmethod
-    def from_data(cls, timestamp, data, where):
+    def from_data(cls, timestamp: float, data: Mapping[str, Any], where: str) -> "Answer":
         if "consumed_energy" in data:
             f.number(data, "consumed_energy", where)
         return cls(timestamp, answers=dict(data))
@@ -117,7 +117,7 @@ class Answer(Event):
     def consumed_energy(self) -> Optional[float]:
         return self.answers.get("consumed_energy")
 
-    def to_data(self):
+    def to_data(self) -> dict[str, Any]:
         return dict(self.answers)
 
 
@@ -170,11 +170,11 @@ class SimulationBegins(Event):
     profiles: Optional[Mapping[str, Mapping[str, Any]]] = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
-    TYPE = "SIMULATION_BEGINS"
-    SENT_BY = (BATSIM,)
+    TYPE: ClassVar[str] = "SIMULATION_BEGINS"
+    SENT_BY: ClassVar[tuple[str, ...]] = (BATSIM,)
 
     @classmethod
-    def from_data(cls, timestamp, data, where):
+    def from_data(cls, timestamp: float, data: Mapping[str, Any], where: str) -> "SimulationBegins":
         compute = tuple(ResourceInfo.from_data(r, f"{where}.compute_resources[{i}]")
                         for i, r in enumerate(f.get(data, "compute_resources", list, where)))
         # Batsim numbers compute resources 0..n-1 in order (storage ones come after); schedulers
@@ -205,7 +205,7 @@ class SimulationBegins(Event):
             extra={k: v for k, v in data.items() if k not in _BEGIN_KEYS},
         )
 
-    def to_data(self):
+    def to_data(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "nb_resources": self.nb_resources,
             "nb_compute_resources": self.nb_compute_resources,
@@ -227,8 +227,8 @@ class SimulationBegins(Event):
 
 @dataclass(frozen=True, slots=True)
 class SimulationEnds(Event):
-    TYPE = "SIMULATION_ENDS"
-    SENT_BY = (BATSIM,)
+    TYPE: ClassVar[str] = "SIMULATION_ENDS"
+    SENT_BY: ClassVar[tuple[str, ...]] = (BATSIM,)
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,11 +239,11 @@ class JobSubmitted(Event):
     job: Optional[JobDescription] = None
     profile: Optional[Mapping[str, Any]] = None
 
-    TYPE = "JOB_SUBMITTED"
-    SENT_BY = (BATSIM,)
+    TYPE: ClassVar[str] = "JOB_SUBMITTED"
+    SENT_BY: ClassVar[tuple[str, ...]] = (BATSIM,)
 
     @classmethod
-    def from_data(cls, timestamp, data, where):
+    def from_data(cls, timestamp: float, data: Mapping[str, Any], where: str) -> "JobSubmitted":
         job = data.get("job")
         return cls(
             timestamp,
@@ -252,7 +252,7 @@ class JobSubmitted(Event):
             profile=f.get(data, "profile", dict, where, None),
         )
 
-    def to_data(self):
+    def to_data(self) -> dict[str, Any]:
         data: dict[str, Any] = {"job_id": self.job_id}
         if self.job is not None:
             data["job"] = self.job.to_data()
@@ -281,11 +281,11 @@ class JobCompleted(Event):
     alloc: ProcSet = field(default_factory=ProcSet)
     kill_reason: Optional[str] = None
 
-    TYPE = "JOB_COMPLETED"
-    SENT_BY = (BATSIM,)
+    TYPE: ClassVar[str] = "JOB_COMPLETED"
+    SENT_BY: ClassVar[tuple[str, ...]] = (BATSIM,)
 
     @classmethod
-    def from_data(cls, timestamp, data, where):
+    def from_data(cls, timestamp: float, data: Mapping[str, Any], where: str) -> "JobCompleted":
         return cls(
             timestamp,
             job_id=f.get(data, "job_id", str, where),
@@ -299,7 +299,7 @@ class JobCompleted(Event):
     def succeeded(self) -> bool:
         return self.job_state == "COMPLETED_SUCCESSFULLY"
 
-    def to_data(self):
+    def to_data(self) -> dict[str, Any]:
         data: dict[str, Any] = {"job_id": self.job_id, "job_state": self.job_state,
                                 "return_code": self.return_code}
         if self.kill_reason is not None:
@@ -315,11 +315,11 @@ class JobKilled(Event):
     job_ids: tuple[str, ...] = ()
     job_progress: Mapping[str, JobProgress] = field(default_factory=dict)
 
-    TYPE = "JOB_KILLED"
-    SENT_BY = (BATSIM,)
+    TYPE: ClassVar[str] = "JOB_KILLED"
+    SENT_BY: ClassVar[tuple[str, ...]] = (BATSIM,)
 
     @classmethod
-    def from_data(cls, timestamp, data, where):
+    def from_data(cls, timestamp: float, data: Mapping[str, Any], where: str) -> "JobKilled":
         progress = f.get(data, "job_progress", dict, where, {})
         return cls(
             timestamp,
@@ -328,7 +328,7 @@ class JobKilled(Event):
                           for job_id, p in progress.items()},
         )
 
-    def to_data(self):
+    def to_data(self) -> dict[str, Any]:
         return {"job_ids": list(self.job_ids),
                 "job_progress": {k: p.to_data() for k, p in self.job_progress.items()}}
 
@@ -346,23 +346,23 @@ class ResourceStateChanged(Event):
     resources: ProcSet = field(default_factory=ProcSet)
     state: str = "0"
 
-    TYPE = "RESOURCE_STATE_CHANGED"
-    SENT_BY = (BATSIM,)
+    TYPE: ClassVar[str] = "RESOURCE_STATE_CHANGED"
+    SENT_BY: ClassVar[tuple[str, ...]] = (BATSIM,)
 
     @classmethod
-    def from_data(cls, timestamp, data, where):
+    def from_data(cls, timestamp: float, data: Mapping[str, Any], where: str) -> "ResourceStateChanged":
         return cls(timestamp, resources=parse_intervals(f.get(data, "resources", str, where),
                                                         f"{where}.resources"),
                    state=_pstate(data, where))
 
-    def to_data(self):
+    def to_data(self) -> dict[str, Any]:
         return {"resources": format_intervals(self.resources), "state": self.state}
 
 
 @dataclass(frozen=True, slots=True)
 class RequestedCall(Event):
-    TYPE = "REQUESTED_CALL"
-    SENT_BY = (BATSIM,)
+    TYPE: ClassVar[str] = "REQUESTED_CALL"
+    SENT_BY: ClassVar[tuple[str, ...]] = (BATSIM,)
 
 
 # --- scheduler to Batsim -----------------------------------------------------------------
@@ -376,11 +376,11 @@ class ExecuteJob(Event):
     mapping: Optional[Mapping[str, Any]] = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
-    TYPE = "EXECUTE_JOB"
-    SENT_BY = (SCHEDULER,)
+    TYPE: ClassVar[str] = "EXECUTE_JOB"
+    SENT_BY: ClassVar[tuple[str, ...]] = (SCHEDULER,)
 
     @classmethod
-    def from_data(cls, timestamp, data, where):
+    def from_data(cls, timestamp: float, data: Mapping[str, Any], where: str) -> "ExecuteJob":
         alloc = parse_intervals(f.get(data, "alloc", str, where), f"{where}.alloc")
         if not alloc:
             raise ProtocolError("empty allocation", f"{where}.alloc")
@@ -388,7 +388,7 @@ class ExecuteJob(Event):
                    mapping=f.get(data, "mapping", dict, where, None),
                    extra={k: v for k, v in data.items() if k not in ("job_id", "alloc", "mapping")})
 
-    def to_data(self):
+    def to_data(self) -> dict[str, Any]:
         data: dict[str, Any] = {"job_id": self.job_id, "alloc": format_intervals(self.alloc)}
         if self.mapping is not None:
             data["mapping"] = dict(self.mapping)
@@ -400,14 +400,14 @@ class ExecuteJob(Event):
 class RejectJob(Event):
     job_id: str = ""
 
-    TYPE = "REJECT_JOB"
-    SENT_BY = (SCHEDULER,)
+    TYPE: ClassVar[str] = "REJECT_JOB"
+    SENT_BY: ClassVar[tuple[str, ...]] = (SCHEDULER,)
 
     @classmethod
-    def from_data(cls, timestamp, data, where):
+    def from_data(cls, timestamp: float, data: Mapping[str, Any], where: str) -> "RejectJob":
         return cls(timestamp, job_id=f.get(data, "job_id", str, where))
 
-    def to_data(self):
+    def to_data(self) -> dict[str, Any]:
         return {"job_id": self.job_id}
 
 
@@ -415,17 +415,17 @@ class RejectJob(Event):
 class KillJob(Event):
     job_ids: tuple[str, ...] = ()
 
-    TYPE = "KILL_JOB"
-    SENT_BY = (SCHEDULER,)
+    TYPE: ClassVar[str] = "KILL_JOB"
+    SENT_BY: ClassVar[tuple[str, ...]] = (SCHEDULER,)
 
     @classmethod
-    def from_data(cls, timestamp, data, where):
+    def from_data(cls, timestamp: float, data: Mapping[str, Any], where: str) -> "KillJob":
         job_ids = f.string_list(data, "job_ids", where)
         if not job_ids:
             raise ProtocolError("KILL_JOB needs at least one job id", f"{where}.job_ids")
         return cls(timestamp, job_ids=job_ids)
 
-    def to_data(self):
+    def to_data(self) -> dict[str, Any]:
         return {"job_ids": list(self.job_ids)}
 
 
@@ -435,14 +435,14 @@ class CallMeLater(Event):
 
     at: float = 0.0
 
-    TYPE = "CALL_ME_LATER"
-    SENT_BY = (SCHEDULER,)
+    TYPE: ClassVar[str] = "CALL_ME_LATER"
+    SENT_BY: ClassVar[tuple[str, ...]] = (SCHEDULER,)
 
     @classmethod
-    def from_data(cls, timestamp, data, where):
+    def from_data(cls, timestamp: float, data: Mapping[str, Any], where: str) -> "CallMeLater":
         return cls(timestamp, at=f.number(data, "timestamp", where))
 
-    def to_data(self):
+    def to_data(self) -> dict[str, Any]:
         return {"timestamp": self.at}
 
 
@@ -451,11 +451,11 @@ class RegisterJob(Event):
     job_id: str = ""
     job: Optional[JobDescription] = None
 
-    TYPE = "REGISTER_JOB"
-    SENT_BY = (SCHEDULER,)
+    TYPE: ClassVar[str] = "REGISTER_JOB"
+    SENT_BY: ClassVar[tuple[str, ...]] = (SCHEDULER,)
 
     @classmethod
-    def from_data(cls, timestamp, data, where):
+    def from_data(cls, timestamp: float, data: Mapping[str, Any], where: str) -> "RegisterJob":
         job_id = f.get(data, "job_id", str, where)
         if "!" not in job_id:
             raise ProtocolError(f"job id {job_id!r} must be WORKLOAD!NAME", f"{where}.job_id")
@@ -463,7 +463,7 @@ class RegisterJob(Event):
         return cls(timestamp, job_id=job_id,
                    job=None if job is None else JobDescription.from_data(job, f"{where}.job"))
 
-    def to_data(self):
+    def to_data(self) -> dict[str, Any]:
         data: dict[str, Any] = {"job_id": self.job_id}
         if self.job is not None:
             data["job"] = self.job.to_data()
@@ -476,17 +476,17 @@ class RegisterProfile(Event):
     profile_name: str = ""
     profile: Mapping[str, Any] = field(default_factory=dict)
 
-    TYPE = "REGISTER_PROFILE"
-    SENT_BY = (SCHEDULER,)
+    TYPE: ClassVar[str] = "REGISTER_PROFILE"
+    SENT_BY: ClassVar[tuple[str, ...]] = (SCHEDULER,)
 
     @classmethod
-    def from_data(cls, timestamp, data, where):
+    def from_data(cls, timestamp: float, data: Mapping[str, Any], where: str) -> "RegisterProfile":
         profile = f.get(data, "profile", dict, where)
         f.get(profile, "type", str, f"{where}.profile")
         return cls(timestamp, workload_name=f.get(data, "workload_name", str, where),
                    profile_name=f.get(data, "profile_name", str, where), profile=profile)
 
-    def to_data(self):
+    def to_data(self) -> dict[str, Any]:
         return {"workload_name": self.workload_name, "profile_name": self.profile_name,
                 "profile": dict(self.profile)}
 
@@ -498,17 +498,17 @@ class SetResourceState(Event):
     resources: ProcSet = field(default_factory=ProcSet)
     state: str = "0"
 
-    TYPE = "SET_RESOURCE_STATE"
-    SENT_BY = (SCHEDULER,)
+    TYPE: ClassVar[str] = "SET_RESOURCE_STATE"
+    SENT_BY: ClassVar[tuple[str, ...]] = (SCHEDULER,)
 
     @classmethod
-    def from_data(cls, timestamp, data, where):
+    def from_data(cls, timestamp: float, data: Mapping[str, Any], where: str) -> "SetResourceState":
         resources = parse_intervals(f.get(data, "resources", str, where), f"{where}.resources")
         if not resources:
             raise ProtocolError("empty resource set", f"{where}.resources")
         return cls(timestamp, resources=resources, state=_pstate(data, where))
 
-    def to_data(self):
+    def to_data(self) -> dict[str, Any]:
         return {"resources": format_intervals(self.resources), "state": self.state}
 
 
@@ -517,15 +517,15 @@ class SetJobMetadata(Event):
     job_id: str = ""
     metadata: str = ""
 
-    TYPE = "SET_JOB_METADATA"
-    SENT_BY = (SCHEDULER,)
+    TYPE: ClassVar[str] = "SET_JOB_METADATA"
+    SENT_BY: ClassVar[tuple[str, ...]] = (SCHEDULER,)
 
     @classmethod
-    def from_data(cls, timestamp, data, where):
+    def from_data(cls, timestamp: float, data: Mapping[str, Any], where: str) -> "SetJobMetadata":
         return cls(timestamp, job_id=f.get(data, "job_id", str, where),
                    metadata=f.get(data, "metadata", str, where))
 
-    def to_data(self):
+    def to_data(self) -> dict[str, Any]:
         return {"job_id": self.job_id, "metadata": self.metadata}
 
 
@@ -535,15 +535,15 @@ class ChangeJobState(Event):
     job_state: str = ""
     kill_reason: Optional[str] = None
 
-    TYPE = "CHANGE_JOB_STATE"
-    SENT_BY = (SCHEDULER,)
+    TYPE: ClassVar[str] = "CHANGE_JOB_STATE"
+    SENT_BY: ClassVar[tuple[str, ...]] = (SCHEDULER,)
 
     @classmethod
-    def from_data(cls, timestamp, data, where):
+    def from_data(cls, timestamp: float, data: Mapping[str, Any], where: str) -> "ChangeJobState":
         return cls(timestamp, job_id=f.get(data, "job_id", str, where), job_state=_job_state(data, where),
                    kill_reason=f.get(data, "kill_reason", str, where, None))
 
-    def to_data(self):
+    def to_data(self) -> dict[str, Any]:
         data = {"job_id": self.job_id, "job_state": self.job_state}
         if self.kill_reason is not None:
             data["kill_reason"] = self.kill_reason

@@ -40,15 +40,20 @@ def decode_event(raw: Any, where: str, sender: Optional[str] = None) -> Event:
         raise ProtocolError(f"unknown event type {kind!r}", f"{where}.type")
     if sender is not None and sender not in cls.SENT_BY:
         raise ProtocolError(f"{kind} is never sent by the {sender}", f"{where}.type")
-    timestamp = f.number(raw, "timestamp", where)
-    if not math.isfinite(timestamp) or timestamp < 0:
+    timestamp = f.number(raw, "timestamp", where)    # (finite: f.number refuses the rest)
+    if timestamp < 0:
         raise ProtocolError(f"timestamp must be a finite non-negative number, got {timestamp}",
                             f"{where}.timestamp")
     data = raw.get("data", {})
-    if data is None and kind in ("SIMULATION_ENDS", "REQUESTED_CALL"):
-        data = {}
-    data = f.require_object(data, f"{where}.data")
+    if data.__class__ is not dict:
+        if data is None and kind in ("SIMULATION_ENDS", "REQUESTED_CALL"):
+            data = {}
+        data = f.require_object(data, f"{where}.data")
     return cls.from_data(float(timestamp), data, f"{where}.data")
+
+
+
+_WHERE = [f"message.events[{i}]" for i in range(64)]     # (the common indexes, formatted once)
 
 
 def _refuse_constant(name: str):
@@ -74,13 +79,19 @@ def decode_message(raw: bytes | str | dict, sender: Optional[str] = None) -> Mes
         except (ValueError, RecursionError) as exc:  # ValueError: JSONDecodeError, int over 4300 digits
             raise ProtocolError(f"not valid JSON ({exc})") from None
     data = f.require_object(raw, "message")
-    now = f.number(data, "now", "message")
-    if not math.isfinite(now) or now < 0:
+    now = f.number(data, "now", "message")      # (finite: f.number refuses the rest)
+    if now < 0:
         raise ProtocolError(f"now must be a finite non-negative number, got {now}", "message.now")
-    raw_events = f.get(data, "events", list, "message")
-    events = tuple(decode_event(e, f"message.events[{i}]", sender) for i, e in enumerate(raw_events))
-    check_order(now, (e.timestamp for e in events))
-    return Message(float(now), events)
+    events: list[Event] = []
+    previous = 0.0
+    for i, raw_event in enumerate(f.get(data, "events", list, "message")):
+        event = decode_event(raw_event, _WHERE[i] if i < len(_WHERE) else f"message.events[{i}]", sender)
+        t = event.timestamp
+        if t < previous or t > now:
+            check_order(now, [e.timestamp for e in events] + [t])   # raises, naming the event
+        previous = t
+        events.append(event)
+    return Message(float(now), tuple(events))
 
 
 # allow_nan=False: Batsim's JSON parser rejects NaN/Infinity, so fail here, on our side.
@@ -88,6 +99,10 @@ _ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
 
 
 def encode_message(message: Message) -> bytes:
+    now = message.now
+    if not message.events and now.__class__ is float and math.isfinite(now):
+        # Most replies say only "nothing to do": format them as the encoder would, without it.
+        return b'{"now":%s,"events":[]}' % float.__repr__(now).encode()
     try:
         return _ENCODER.encode(message.to_data()).encode("utf-8")
     except ValueError as exc:

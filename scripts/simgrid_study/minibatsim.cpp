@@ -2,8 +2,9 @@
 // job executors, switch actors, energy tracer) written from reading Batsim's sources, run on the
 // real SimGrid 3.32 and replaying a golden case's recorded scheduler replies.  It prints Batsim's
 // requests (now|events), to compare with the recording; MB_TRACE=1 also logs every isend, receive,
-// mailbox check and energy row (--log=mb.thres:info), MB_NOENERGY=1 skips Batsim's energy reads.
-// See README.md.
+// mailbox check and energy row (--log=mb.thres:info), MB_NOENERGY=1 runs as Batsim without -E (no
+// energy plugin, no energy reads).  Every message is a 1-byte put from its actor's host to the
+// server's mailbox on the master host: SimGrid routes it over the platform's links.  See README.md.
 #include <simgrid/s4u.hpp>
 #include <simgrid/plugins/energy.h>
 #include <simgrid/Exception.hpp>
@@ -23,7 +24,7 @@ enum T { HELLO, SUBMITTED, BYE, COMPLETED, READY, WAITING_DONE, CML, PSTATE_MOD,
 struct Msg { T type; std::vector<std::string> jobs; double target = 0; int machine = -1; int pstate = -1;
              std::vector<int> ids; std::string label; std::string job; };
 
-struct Job { std::string id; double subtime, walltime; int res; double cpu; std::string state; };
+struct Job { std::string id; double subtime, walltime; int res; double cpu; bool delay; std::string state; };
 struct Event { std::string kind; double t; std::string a, b; std::vector<int> ids; double target; };
 struct Reply { double now; std::vector<Event> events; };
 
@@ -35,7 +36,7 @@ static sg4::Host* master;
 static sg4::Mailbox* mbox;
 static FILE* out;
 static bool energy = getenv("MB_NOENERGY") == nullptr;
-static int sleep_ps, on_ps, off_ps;           // taurus-like platforms: one sleep pstate
+static int sleep_ps = -1, on_ps = -1, off_ps = -1;   // one sleep pstate (sleep_pstates), if any
 static bool trace = getenv("MB_TRACE") != nullptr;
 
 // Batsim's machine states (sleeping, switching on, switching off, idle, computing) and its rows
@@ -120,16 +121,21 @@ static void job_process(std::string job_id, std::vector<int> ids)
   if (energy) { energy_on(ids); energy_row('s'); }
   for (int i : ids) set_state(i, COMPUTING);
   ms_row();
-  std::vector<sg4::Host*> hosts;
-  for (int i : ids) hosts.push_back(machines[i]);
-  std::vector<double> flops(hosts.size(), job->cpu);
-  std::vector<double> bytes;
-  auto ptask = sg4::this_actor::exec_init(hosts, flops, bytes);
   std::string state = "COMPLETED_SUCCESSFULLY";
-  if (job->walltime < 0) { ptask->start(); ptask->wait(); }
-  else {
-    try { ptask->start(); ptask->wait_for(job->walltime); }
-    catch (const simgrid::TimeoutException&) { state = "COMPLETED_WALLTIME_REACHED"; }
+  if (job->delay) {      // Batsim's do_delay_task: the delay, or the walltime if it is not longer
+    if (job->walltime < 0 || job->cpu < job->walltime) sg4::this_actor::sleep_for(job->cpu);
+    else { sg4::this_actor::sleep_for(job->walltime); state = "COMPLETED_WALLTIME_REACHED"; }
+  } else {
+    std::vector<sg4::Host*> hosts;
+    for (int i : ids) hosts.push_back(machines[i]);
+    std::vector<double> flops(hosts.size(), job->cpu);
+    std::vector<double> bytes;     // no communication: Batsim passes no byte matrix
+    auto ptask = sg4::this_actor::exec_init(hosts, flops, bytes);
+    if (job->walltime < 0) { ptask->start(); ptask->wait(); }
+    else {
+      try { ptask->start(); ptask->wait_for(job->walltime); }
+      catch (const simgrid::TimeoutException&) { state = "COMPLETED_WALLTIME_REACHED"; }
+    }
   }
   job->state = state;
   for (int i : ids) set_state(i, IDLE);
@@ -289,13 +295,14 @@ static std::vector<std::string> split(const std::string& s)
 int main(int argc, char* argv[])
 {
   sg4::Engine e(&argc, argv);
-  sg_host_energy_plugin_init();
+  if (energy) sg_host_energy_plugin_init();     // Batsim -E
   e.set_config("host/model:ptask_L07");
   e.load_platform(argv[1]);
   out = stdout;
   { std::ifstream f("jobs.txt"); std::string line;
     while (std::getline(f, line)) { auto w = split(line);
-      jobs.push_back(Job{w[0], std::stod(w[1]), std::stod(w[2]), std::stoi(w[3]), std::stod(w[4]), ""}); } }
+      jobs.push_back(Job{w[0], std::stod(w[1]), std::stod(w[2]), std::stoi(w[3]), std::stod(w[4]),
+                         w.size() > 5 && w[5] == "delay", ""}); } }
   for (auto& j : jobs) job_by_id[j.id] = &j;
   { std::ifstream f("replies.txt"); std::string line;
     while (std::getline(f, line)) { auto w = split(line);
@@ -306,11 +313,19 @@ int main(int argc, char* argv[])
         else ev.a = v[2];
         r.events.push_back(ev); }
       replies.push_back(r); } }
-  // machines: every host but master_host, sorted numerically by name
+  // Batsim's machines: every host but the master (role=master, else named master_host) and the
+  // storage hosts (role=storage), in SimGrid's order (by name), ids 0..n-1
   std::vector<sg4::Host*> all = e.get_all_hosts();
-  for (auto* h : all) { if (std::string(h->get_cname()) == "master_host") master = h; else machines.push_back(h); }
-  std::sort(machines.begin(), machines.end(), [](sg4::Host* a, sg4::Host* b) { return std::stoi(a->get_cname()) < std::stoi(b->get_cname()); });
-  { std::string sp = machines[0]->get_property("sleep_pstates"); int a, b, c; sscanf(sp.c_str(), "%d:%d:%d", &a, &b, &c);
+  std::sort(all.begin(), all.end(), [](sg4::Host* a, sg4::Host* b) { return a->get_name() < b->get_name(); });
+  for (auto* h : all) {
+    const char* role = h->get_property("role");
+    std::string r = role ? role : "";
+    if (r == "master" || (r.empty() && master == nullptr && h->get_name() == "master_host")) master = h;
+    else if (r != "storage") machines.push_back(h);
+  }
+  xbt_assert(master != nullptr, "no master host");
+  if (const char* sp = machines[0]->get_property("sleep_pstates")) {
+    int a, b, c; sscanf(sp, "%d:%d:%d", &a, &b, &c);
     sleep_ps = a; off_ps = b; on_ps = c; }
   state.assign(machines.size(), IDLE);
   counts[IDLE] = machines.size();

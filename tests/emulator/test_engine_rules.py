@@ -193,3 +193,15 @@ def test_unknown_external_events_forwarded_whole(tmp_path):
     ex = scripted(None, lambda r: [p.ExecuteJob(r.now, "w0!1", ProcSet((0, 1)))])
     run(tmp_path, ex, events=[events])
     assert not [e for m in ex.calls for e in m.events if e.TYPE == "NOTIFY" and e.kind == "some_generic_event"]
+
+
+def test_computation_ending_at_its_walltime_completes(tmp_path):
+    # 1e9 flops at 100 Mf: the computation and the 10 s walltime end in the same SimGrid step;
+    # SimGrid 3.32 answers the job's actor with the execution (scripts/simgrid_study/walltime_tie.cpp).
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps({"nb_res": 4, "jobs": [{"id": "1", "subtime": 0, "res": 2, "profile": "c",
+                                                       "walltime": 10}],
+                                "profiles": {"c": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0}}}))
+    ex = scripted(None, lambda r: [p.ExecuteJob(r.now, "w0!1", ProcSet((0, 1)))])
+    res = run_engine(PLATFORM, [path], ex)
+    assert res.jobs["w0!1"].final_state == "COMPLETED_SUCCESSFULLY" and res.jobs["w0!1"].finish_time == 10.0

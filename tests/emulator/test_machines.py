@@ -228,3 +228,24 @@ def test_unavailability_counts_and_times():
     assert s.time_idle == pytest.approx(float(row["time_idle"]))
     assert s.time_computing == pytest.approx(float(row["time_computing"]))
     assert r.machines.counts()[MachineState.UNAVAILABLE] == 0
+
+
+def test_start_rows_held_after_same_round_end_rows(tmp_path):
+    # With -E a job's actor sets its hosts computing and writes its start rows after its energy
+    # reads: a job ending in the same round (its actor woken then) writes its rows first, with
+    # the counts before the start (as minibatsim on SimGrid 3.32 does).
+    p = load_platform(GOLDEN / "sleeper-e128-load50-E/inputs/energy_platform_homogeneous_no_net_128.xml",
+                      energy=True)
+    writers = OutputWriters(str(tmp_path / "out"), energy=True)
+    m = Machines(p, writers, energy_enabled=True)
+    m.job_started(1.0, "a", ProcSet(0))
+    m.write_held_rows()
+    m.job_started(5.0, "b", ProcSet((1, 2)))     # held
+    m.job_ended(5.0, "a", ProcSet(0))            # a's actor wakes in the same round
+    m.write_held_rows()
+    m.job_started(7.0, "c", ProcSet(3))          # a job ending as it starts: start rows first
+    m.job_ended(7.0, "c", ProcSet(3))
+    writers.close(7.0, m.stats(7.0), nb_jobs=3, scheduling_time=0.0, simulation_time=0.0, complete=True)
+    with open(tmp_path / "out_machine_states.csv") as f:
+        rows = [(r["time"], r["nb_idle"], r["nb_computing"]) for r in csv.DictReader(f)]
+    assert rows[-4:] == [("5", "128", "0"), ("5", "126", "2"), ("7", "125", "3"), ("7", "126", "2")]

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import math
+import re
 
 import pytest
 from procset import ProcSet
@@ -180,3 +182,36 @@ def test_fast_procset_equals_procset_merge(pairs):
     assert list(fast.intervals()) == list(slow.intervals())
     fast |= ProcSet(1000)  # the result behaves as a normal, mutable ProcSet
     assert 1000 in fast
+
+
+@pytest.mark.parametrize("text", ["3-", "-", "3--4", "3-4-5", "1 ", " 1", "1  2", "²", "1_0", "+1", "٣", "3-٤", "0x1",
+                                  "1-+2", "\t1", "1\n"])
+def test_interval_parsing_refuses_odd_forms(text):
+    with pytest.raises(p.ProtocolError, match="invalid interval set|negative"):
+        p.parse_intervals(text, "x")
+
+
+_BATSIM_INTERVALS = re.compile(r"(?:[0-9]+(?:-[0-9]+)?)(?: [0-9]+(?:-[0-9]+)?)*", re.ASCII)
+
+
+@given(st.text(alphabet="0123456789- ²٣_+", max_size=14))
+def test_interval_parsing_agrees_with_the_grammar(text):
+    """Batsim's form (ASCII digits, N or A-B, single spaces) parses to what procset reads; all else is refused."""
+    pairs = [part.partition("-") for part in text.split(" ")]
+    if text and _BATSIM_INTERVALS.fullmatch(text) and all(
+            int(a) <= int(b or a) <= p.intervals.MAX_RESOURCE_ID for a, _, b in pairs):
+        assert p.parse_intervals(text, "x") == ProcSet.from_str(text)
+    elif text:
+        with pytest.raises(p.ProtocolError):
+            p.parse_intervals(text, "x")
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False, min_value=0))
+def test_empty_reply_is_encoded_as_the_json_encoder_would(now):
+    general = json.dumps({"now": now, "events": []}, separators=(",", ":"), allow_nan=False).encode()
+    assert p.encode_message(p.Message(now, ())) == general
+
+
+def test_empty_reply_with_a_non_finite_now_is_refused():
+    with pytest.raises(p.ProtocolError, match="cannot encode"):
+        p.encode_message(p.Message(math.inf, ()))
