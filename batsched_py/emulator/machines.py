@@ -32,6 +32,7 @@ from enum import Enum
 import numpy as np
 from procset import ProcSet
 
+from ..compiled import mypyc_attr
 from .energy import power
 from .platform import Platform
 
@@ -99,6 +100,7 @@ class MachineStats:
     time_unavailable: float
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)    # (tests spy on it through a subclass)
 class Machines:
     """State of every compute host of ``platform``; writes rows through ``writers``.
 
