@@ -23,10 +23,12 @@ MYPYC_MODULES = (
     "batsched_py/scheduler/view.py",
 )
 
-# The compiled classes a scheduler holds (its view, reservation profile, session) are marked
-# mypyc_attr(allow_interpreted_subclasses=True): they can then be subclassed, and copied and
-# pickled as in pure Python (copy and pickle create an instance without arguments, which mypyc
-# otherwise refuses by calling __init__; mypy 2.4's serializable=True never calls __init__).
+# The compiled classes a scheduler holds (its view, reservation profile, session), and Machines,
+# are marked mypyc_attr(allow_interpreted_subclasses=True): they can then be subclassed, and
+# copied and pickled as in pure Python (copy and pickle create an instance without arguments,
+# which mypyc otherwise refuses by calling __init__; mypy 2.4's serializable=True never calls
+# __init__).  Compiled code calls a compiled class's own methods directly: a method patched on
+# the class is seen by interpreted callers only.
 if TYPE_CHECKING:
     from mypy_extensions import mypyc_attr
 else:
