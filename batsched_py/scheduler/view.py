@@ -14,6 +14,7 @@ from procset import ProcSet
 
 from ..compiled import mypyc_attr
 from ..protocol import JobDescription, ResourceInfo
+from ..protocol.intervals import procset_from_canonical
 from .power import PowerModel, read_power_model
 
 
@@ -35,64 +36,28 @@ def procset_of(ids: Iterable[int]) -> ProcSet:
             lo = hi = h
     if hi >= 0:
         intervals.append((lo, hi))
-    return _from_intervals(intervals)
+    return procset_from_canonical(intervals)
 
 
 # --- host sets as int bitmasks (bit h set: host h is in the set) -------------------------------
 # The view and the built-in policies compute on masks (an AND, an OR, a popcount), and build a
 # ProcSet only where one leaves them: a decision, a public property such as ``Platform.free``.
 
-try:                            # procset 1.0 keeps a ProcSet's intervals in ``_itvs``
-    from procset import ProcInt as _ProcInt
-except ImportError:             # pragma: no cover - another procset implementation
-    _ProcInt = None
-_new_object, _new_tuple = object.__new__, tuple.__new__
-
-
-def _from_intervals(intervals) -> ProcSet:
-    """ProcSet of sorted, disjoint, non-adjacent (lo, hi) intervals, without re-merging them."""
-    if not _DIRECT:
-        return ProcSet(*intervals)
-    ps = _new_object(ProcSet)
-    ps._itvs = [_new_tuple(_ProcInt, iv) for iv in intervals]
-    return ps
-
-
 def procset_of_mask(mask: int) -> ProcSet:
     """The ProcSet of the set bits of ``mask``."""
-    if not _DIRECT:
-        return ProcSet(*bits_of(mask))
-    ps = _new_object(ProcSet)
     if mask:
         lo = (mask & -mask).bit_length() - 1
         x = mask >> lo
         if not x & (x + 1):                             # one run of consecutive ids
-            ps._itvs = [_new_tuple(_ProcInt, (lo, lo + x.bit_length() - 1))]
-            return ps
-    itvs = []
+            return procset_from_canonical([(lo, lo + x.bit_length() - 1)])
+    intervals: list[tuple[int, int]] = []
     while mask:
         lo = (mask & -mask).bit_length() - 1
         x = mask >> lo
         run = (~x & (x + 1)).bit_length() - 1          # trailing ones of x
-        itvs.append(_new_tuple(_ProcInt, (lo, lo + run - 1)))
+        intervals.append((lo, lo + run - 1))
         mask ^= ((1 << run) - 1) << lo
-    ps._itvs = itvs
-    return ps
-
-
-def _direct_works() -> bool:
-    try:
-        return bool(_ProcInt is not None
-                    and _from_intervals([(0, 1), (3, 5)]) == ProcSet((0, 1), (3, 5)) == procset_of_mask(0b111011)
-                    and str(procset_of_mask(4)) == "2" and procset_of_mask(0) == ProcSet())
-    except Exception:           # pragma: no cover - another procset implementation
-        return False
-
-
-# Checked once, the flag on.  (One definition of each function and a flag, not a fallback
-# definition: mypyc, which compiles this module in the compiled build, refuses redefinitions.)
-_DIRECT = True
-_DIRECT = _direct_works()
+    return procset_from_canonical(intervals)
 
 
 def mask_of(hosts: "ProcSet | Iterable[int] | int") -> int:
