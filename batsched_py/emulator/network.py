@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 __all__ = ["Link", "Route", "NotModelled", "Unroutable", "message_routes", "parse_bandwidth", "parse_time",
-           "radical_ids", "DEFAULT_TCP_GAMMA", "DEFAULT_LOOPBACK_BW"]
+           "radical_ids", "split_quantity", "DEFAULT_TCP_GAMMA", "DEFAULT_LOOPBACK_BW"]
 
 DEFAULT_TCP_GAMMA = 4194304.0       # SimGrid's network/TCP-gamma
 DEFAULT_LOOPBACK_BW = 10e9          # network/loopback-bw
@@ -78,17 +78,23 @@ class Unroutable(Exception):
     """SimGrid 3.32 cannot route a message Batsim sends on this platform: real Batsim aborts."""
 
 
-def _parse_units(text: str, units: dict[str, float], what: str) -> float:
+def split_quantity(text: str) -> Optional[tuple[float, str]]:
+    """A SimGrid quantity (``"125MBps"``, ``" 1e-9 Mf"``) as (number, unit); None if malformed."""
     m = _NUMBER_RE.match(text)
-    if not m:
+    return None if m is None else (float(m[1]), m[2])
+
+
+def _parse_units(text: str, units: dict[str, float], what: str) -> float:
+    quantity = split_quantity(text)
+    if quantity is None:
         raise NotModelled(f"invalid {what} {text!r}")
-    value, unit = m.groups()
+    value, unit = quantity
     if unit == "":
-        return float(value)              # SimGrid accepts a bare number (with a warning)
+        return value                     # SimGrid accepts a bare number (with a warning)
     scale = units.get(unit)
     if scale is None:
         raise NotModelled(f"unknown {what} unit in {text!r}")
-    return float(value) * scale
+    return value * scale
 
 
 def parse_bandwidth(text: str) -> float:

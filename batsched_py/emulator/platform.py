@@ -17,13 +17,13 @@ order, and ``--mmax N`` keeps only the first N of them.
 from __future__ import annotations
 
 import math
-import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from .network import NotModelled, Route, Unroutable, message_routes, radical_ids
+from .network import (DEFAULT_LOOPBACK_BW, NotModelled, Route, Unroutable, message_routes, radical_ids,
+                      split_quantity)
 
 __all__ = [
     "PlatformError",
@@ -40,7 +40,6 @@ MASTER_HOST_NAME = "master_host"  # Batsim's default --master-host
 # Zones where SimGrid 3.32 (ptask_L07) gives every host without a route to itself its implicit
 # loopback link, of bandwidth network/loopback-bw (10 GB/s unless configured).
 _LOOPBACK_ROUTINGS = ("Full", "Floyd", "Dijkstra", "DijkstraCache")
-_LOOPBACK_BW = 10e9
 
 # SimGrid's speed units (xbt parse_units), value in flop/s.
 _SPEED_UNITS = {
@@ -54,7 +53,6 @@ _SPEED_UNITS = {
     "Zf": 1e21, "zettaflops": 1e21,
     "Yf": 1e24, "yottaflops": 1e24,
 }
-_NUMBER_RE = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(\S*)\s*$")
 
 
 class PlatformError(ValueError):
@@ -171,14 +169,14 @@ class Platform:
 
 def parse_speed(text: str, *, where: str = "") -> float:
     """Parse one SimGrid speed (``"100.0Mf"``, ``"1e-9Mf"``, ``"0.5f"``) in flop/s."""
-    m = _NUMBER_RE.match(text)
-    if not m:
+    quantity = split_quantity(text)
+    if quantity is None:
         raise PlatformError(f"{where}: invalid speed {text!r}")
-    value, unit = m.groups()
+    value, unit = quantity
     if unit not in _SPEED_UNITS:
         raise PlatformError(f"{where}: unknown speed unit {unit!r} in {text!r} "
                             f"(known: {', '.join(_SPEED_UNITS)})")
-    speed = float(value) * _SPEED_UNITS[unit]
+    speed = value * _SPEED_UNITS[unit]
     if not speed > 0 or math.isinf(speed):
         raise PlatformError(f"{where}: speed must be positive and finite, got {text!r}")
     return speed
@@ -336,7 +334,7 @@ def _loopback_bw(root: ET.Element, master: _RawHost) -> float:
                 except ValueError:
                     raise PlatformError(f"network/loopback-bw: only a plain number (B/s) is "
                                         f"supported, got {prop.get('value')!r}") from None
-    return _LOOPBACK_BW
+    return DEFAULT_LOOPBACK_BW
 
 
 def _expand_cluster(elem: ET.Element, out: list[_RawHost], path: str) -> None:
