@@ -91,6 +91,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="after each reply, poll this long for the next request before sleeping: a shorter "
                          "round trip on an idle machine, for at most this much CPU per message; do not use "
                          "it when simulations share the cores (default %(default)g: always sleep)")
+    sp.add_argument("--transport", choices=("auto", "zmtp", "libzmq"), default="auto",
+                    help="zmtp: speak ZeroMQ's wire protocol on a plain socket (tcp:// and ipc:// endpoints; the "
+                         "shorter round trip); libzmq: pyzmq's REP socket (any endpoint libzmq binds); auto: zmtp "
+                         "when the endpoint allows it (default)")
     sp.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
 
     sub.add_parser("list-schedulers", help="list the registered policies",
@@ -174,7 +178,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     scheduler = _create_scheduler(create, args.scheduler, parse_options(args.config))
     if args.busy_wait < 0:
         raise CliError(f"--busy-wait must be >= 0 microseconds, got {args.busy_wait:g}")
-    session = serve(scheduler, args.socket, timeout=args.timeout or None, busy_wait=args.busy_wait / 1e6)
+    session = serve(scheduler, args.socket, timeout=args.timeout or None, busy_wait=args.busy_wait / 1e6,
+                    transport=args.transport)
     if not args.quiet:
         jobs = scheduler.jobs
         print(f"batsched-py serve: simulation ended at t={scheduler.now:g} after {session.messages} messages; "

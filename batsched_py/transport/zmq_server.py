@@ -1,4 +1,4 @@
-"""The scheduler's ZeroMQ side: bind a REP socket, answer Batsim's requests through a Session."""
+"""The scheduler's ZeroMQ side: bind a REP endpoint, answer Batsim's requests through a Session."""
 import math
 import time
 from typing import Callable, Optional
@@ -7,7 +7,8 @@ import zmq
 
 from .. import protocol as p
 from ..scheduler import DecisionError, Scheduler, Session, SessionError
-from .polling import DEFAULT_BUSY_WAIT, recv_polling
+from .endpoints import RepEndpoint, bind_rep
+from .polling import DEFAULT_BUSY_WAIT
 
 DEFAULT_ENDPOINT = "tcp://127.0.0.1:28000"  # loopback: a scheduler is not a public service
 
@@ -24,7 +25,7 @@ def serve(scheduler: Scheduler, endpoint: str = DEFAULT_ENDPOINT, timeout: Optio
           on_exchange: Optional[Callable[[p.Message, p.Message], None]] = None,
           context: Optional[zmq.Context] = None,
           watchdog: Optional[Callable[[], None]] = None,
-          busy_wait: float = DEFAULT_BUSY_WAIT) -> Session:
+          busy_wait: float = DEFAULT_BUSY_WAIT, transport: str = "auto") -> Session:
     """Serve one simulation; returns the finished session once SIMULATION_ENDS has been answered.
 
     ``timeout`` (seconds, None = wait forever) bounds the wait for each request.
@@ -33,27 +34,20 @@ def serve(scheduler: Scheduler, endpoint: str = DEFAULT_ENDPOINT, timeout: Optio
     raise when the Batsim process it supervises has died, instead of waiting for a timeout.
     ``busy_wait`` (seconds) is how long to poll for the next request before blocking: it trades
     at most that much CPU per message for a shorter round trip (0 always blocks).
+    ``transport`` picks the REP endpoint (:func:`.endpoints.bind_rep`): "auto" speaks ZMTP on a
+    plain socket for tcp:// and ipc:// endpoints, "libzmq" uses pyzmq's REP socket.
     """
     if busy_wait < 0:
         raise ValueError(f"busy_wait must be >= 0, got {busy_wait}")
     if timeout is not None:
         busy_wait = min(busy_wait, timeout)
-    ctx = context or zmq.Context.instance()
-    sock = ctx.socket(zmq.REP)
-    sock.setsockopt(zmq.LINGER, 0)
-    try:
-        sock.bind(endpoint)
-    except zmq.ZMQError as exc:
-        sock.close()
-        raise OSError(f"cannot bind {endpoint}: {exc}") from None
-    # Waiting happens inside recv, in slices, so Ctrl-C and the watchdog are served promptly:
-    # one call per request instead of poll + recv keeps the round trip short.
-    slice_ms = _SLICE_MS if timeout is None else max(1, min(_SLICE_MS, int(timeout * 1000)))
-    sock.setsockopt(zmq.RCVTIMEO, slice_ms)
+    rep = bind_rep(endpoint, transport, context)
     session = Session(scheduler)
     try:
         while not session.ended:
-            raw = _receive(sock, timeout, slice_ms / 1000, endpoint, watchdog, busy_wait)
+            raw = rep.poll(busy_wait)
+            if raw is None:
+                raw = _wait(rep, timeout, watchdog)
             request = p.decode_message(raw, sender=p.BATSIM)
             try:
                 reply = session.handle(request)
@@ -61,33 +55,26 @@ def serve(scheduler: Scheduler, endpoint: str = DEFAULT_ENDPOINT, timeout: Optio
                 raise  # already say what and where
             except Exception as exc:
                 raise SchedulerFailure(_describe(exc)) from exc
-            sock.send(p.encode_message(reply))
+            rep.send(p.encode_message(reply))
             if on_exchange is not None:
                 on_exchange(request, reply)
     finally:
-        sock.close(linger=0)
+        rep.close()
     return session
 
 
-_SLICE_MS = 500
+#: Longest sleep between checks of Ctrl-C, the watchdog and the timeout (seconds).
+_SLICE = 0.5
 
 
-def _receive(sock: zmq.Socket, timeout: Optional[float], slice_s: float, endpoint: str,
-             watchdog: Optional[Callable[[], None]], busy_wait: float) -> bytes:
-    raw = recv_polling(sock, busy_wait)
-    if raw is not None:
-        return raw
-    deadline = None
+def _wait(rep: RepEndpoint, timeout: Optional[float], watchdog: Optional[Callable[[], None]]) -> bytes:
+    deadline = math.inf if timeout is None else time.monotonic() + timeout
     while True:
-        try:
-            return sock.recv()
-        except zmq.Again:
-            pass
-        now = time.monotonic()
-        if deadline is None:
-            deadline = math.inf if timeout is None else now + timeout - slice_s - busy_wait
-        if now >= deadline:
-            raise PeerTimeout(f"no message from Batsim on {endpoint} for {timeout:g} s") from None
+        raw = rep.wait(min(_SLICE, deadline - time.monotonic()))
+        if raw is not None:
+            return raw
+        if time.monotonic() >= deadline:
+            raise PeerTimeout(f"no message from Batsim on {rep.endpoint} for {timeout:g} s")
         if watchdog is not None:
             watchdog()
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import time
 
 import pytest
@@ -74,6 +75,22 @@ def test_easy_replays_golden(case, free_tcp_endpoint):
 def test_replays_golden_whatever_the_busy_wait(busy_wait, free_tcp_endpoint):
     # 0: always block in recv; 50 ms: nearly every request arrives while polling.
     _replay("fcfs", "fcfs_fast-e128-semantics-E", free_tcp_endpoint, "--busy-wait", busy_wait)
+
+
+@pytest.mark.golden
+def test_replays_golden_on_libzmq_transport(free_tcp_endpoint):
+    _replay("easy", "easy_bf-e128-walltime", free_tcp_endpoint, "--transport", "libzmq")
+
+
+@pytest.mark.golden
+def test_replays_golden_over_ipc(tmp_path):
+    path = tmp_path / "serve.sock"
+    transcript = read_transcript("easy_bf-e128-walltime")
+    with ServeProcess("easy", f"ipc://{path}", "--busy-wait", "1000") as server:
+        replies = replay_batsim_side(f"ipc://{path}", transcript, timeout=10)   # (libzmq retries until bound)
+        assert server.wait(PROMPT) == 0, server.stderr
+    assert len(replies) == len(transcript) // 2
+    assert not path.exists()
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -274,6 +291,28 @@ def test_bad_config_file(free_tcp_endpoint, tmp_path):
 def test_unknown_policy_option(free_tcp_endpoint):
     with ServeProcess("fcfs", free_tcp_endpoint, config='{"no_such_option": 1}') as server:
         _assert_clean_failure(server, "no_such_option")
+
+
+def test_batsim_lost_mid_simulation(free_tcp_endpoint):
+    with ServeProcess("fcfs", free_tcp_endpoint) as server:
+        server.wait_listening()
+        _begin(free_tcp_endpoint).close(linger=0)
+        _assert_clean_failure(server, "lost after 1 requests", "closed the connection")
+
+
+def test_peer_that_is_not_zeromq(free_tcp_endpoint):
+    host, port = free_tcp_endpoint[len("tcp://"):].rsplit(":", 1)
+    with ServeProcess("fcfs", free_tcp_endpoint) as server:
+        server.wait_listening()
+        with socket.create_connection((host, int(port))) as conn:
+            conn.sendall(b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n" + bytes(40))
+            _assert_clean_failure(server, "not a ZeroMQ socket")
+
+
+def test_unbindable_endpoint_for_zmtp():
+    with ServeProcess("fcfs", "inproc://x", "--transport", "zmtp") as server:
+        assert server.wait(PROMPT) != 0
+        assert "zmtp transport serves tcp" in _error_line(server.stderr)
 
 
 def test_endpoint_already_bound(free_tcp_endpoint):

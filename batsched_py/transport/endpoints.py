@@ -1,0 +1,260 @@
+"""The REP endpoints ``serve`` binds: ZMTP on a plain socket, or libzmq's own REP socket.
+
+Both do three things: wait for the next request (polling for a bounded time first, then
+sleeping in slices so Ctrl-C and a watchdog are served), send a reply, close.
+
+* :class:`SocketRep` speaks ZMTP (:mod:`.zmtp`) itself on a TCP or IPC socket that the serving
+  thread reads directly.  It serves the one peer a simulation has and is the default for
+  ``tcp://HOST:PORT`` and ``ipc://PATH``: without libzmq's I/O thread in between, a round trip
+  costs two thread wake-ups fewer.
+* :class:`LibzmqRep` is pyzmq's REP socket, for every other endpoint libzmq knows (wildcard
+  ports, interface names, ...) and on request (``transport="libzmq"``).
+"""
+from __future__ import annotations
+
+import os
+import select
+import socket
+import stat
+import time
+from typing import Optional
+
+import zmq
+
+from .polling import recv_polling
+from .zmtp import RepConnection, ZmtpError
+
+TRANSPORTS = ("auto", "zmtp", "libzmq")
+_READ_SIZE = 1 << 16
+
+
+class PeerClosed(ConnectionError):
+    """Batsim closed its connection before the simulation ended."""
+
+
+class RepEndpoint:
+    """What ``serve`` needs of a bound REP socket."""
+
+    endpoint: str
+
+    def poll(self, seconds: float) -> Optional[bytes]:
+        """The next request if it arrives within ``seconds`` of polling (never sleeping), else None."""
+        raise NotImplementedError
+
+    def wait(self, seconds: float) -> Optional[bytes]:
+        """The next request if it arrives within ``seconds`` (sleeping), else None."""
+        raise NotImplementedError
+
+    def send(self, data: bytes) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+
+def bind_rep(endpoint: str, transport: str = "auto", context: Optional[zmq.Context] = None) -> RepEndpoint:
+    """A REP endpoint bound to ``endpoint``; OSError saying why when it cannot be bound.
+
+    ``transport``: "zmtp" (plain socket, tcp:// and ipc:// only), "libzmq", or "auto" (zmtp
+    when the endpoint allows it).  A ``context`` means libzmq.
+    """
+    if transport not in TRANSPORTS:
+        raise ValueError(f"transport must be one of {', '.join(TRANSPORTS)}, got {transport!r}")
+    address = None if context is not None or transport == "libzmq" else socket_address(endpoint)
+    if address is None:
+        if transport == "zmtp":
+            raise OSError(f"cannot bind {endpoint}: the zmtp transport serves tcp://HOST:PORT and ipc://PATH "
+                          f"endpoints only (--transport libzmq for others)")
+        return LibzmqRep(endpoint, context)
+    return SocketRep(endpoint, *address)
+
+
+def socket_address(endpoint: str) -> Optional[tuple[int, object]]:
+    """(family, address) to bind a plain socket to, or None if libzmq alone knows the endpoint."""
+    scheme, sep, rest = endpoint.partition("://")
+    if not sep:
+        return None
+    if scheme == "ipc" and rest:
+        # libzmq's "@name" is Linux's abstract namespace.
+        return socket.AF_UNIX, "\0" + rest[1:] if rest.startswith("@") else rest
+    if scheme != "tcp":
+        return None
+    host, _, port = rest.rpartition(":")
+    if not port.isdigit() or not host or ";" in host:   # "*"/"!" ports, "src;dst" pairs: libzmq's
+        return None
+    if host == "*":
+        return socket.AF_INET, ("0.0.0.0", int(port))
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    try:
+        infos = socket.getaddrinfo(host, int(port), type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError):
+        return None     # maybe an interface name, which libzmq resolves
+    family, _, _, _, address = infos[0]
+    return family, address
+
+
+class SocketRep(RepEndpoint):
+    """A REP endpoint speaking ZMTP on a plain listening socket; serves its first peer."""
+
+    def __init__(self, endpoint: str, family: int, address) -> None:
+        self.endpoint = endpoint
+        self._family = family
+        self._path = address if family == socket.AF_UNIX and not address.startswith("\0") else None
+        self._listener = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            if self._path is not None:
+                _remove_stale_socket(self._path)
+            else:
+                self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            self._listener.bind(address)
+            self._listener.listen(8)
+            self._listener.setblocking(False)
+        except OSError as exc:
+            self._listener.close()
+            raise OSError(f"cannot bind {endpoint}: {exc.strerror or exc}") from None
+        self._sock: Optional[socket.socket] = None
+        self._conn: Optional[RepConnection] = None
+        self._poller = select.poll()
+        self._poller.register(self._listener, select.POLLIN)
+
+    def poll(self, seconds: float) -> Optional[bytes]:
+        if seconds <= 0:
+            return None
+        request = self._read()      # (what may already be there)
+        if request is not None:
+            return request
+        readable = self._poller.poll
+        give_up = time.perf_counter() + seconds
+        while time.perf_counter() < give_up:
+            os.sched_yield()        # leave the core to Batsim when it shares ours
+            if readable(0):         # (cheaper than a recv that fails)
+                request = self._read()
+                if request is not None:
+                    return request
+        return None
+
+    def wait(self, seconds: float) -> Optional[bytes]:
+        deadline = time.monotonic() + seconds
+        while True:
+            request = self._read()
+            if request is not None:
+                return request
+            left = deadline - time.monotonic()
+            if left <= 0 or not self._poller.poll(max(1, int(left * 1000) + 1)):
+                return None
+
+    def send(self, data: bytes) -> None:
+        if self._conn is None or self._sock is None:
+            raise ZmtpError("no request to answer")
+        try:
+            self._sock.sendall(self._conn.reply(data))
+        except ConnectionError as exc:
+            raise PeerClosed(f"the peer on {self.endpoint} was lost while answering request "
+                             f"{self._conn.messages}: {exc.strerror or exc}") from None
+
+    def close(self) -> None:
+        for sock in (self._sock, self._listener):
+            if sock is not None:
+                sock.close()
+        self._sock = None
+        if self._path is not None:
+            try:
+                os.unlink(self._path)
+            except OSError:
+                pass
+            self._path = None
+
+    def _read(self) -> Optional[bytes]:
+        """A request if one is whole after reading what the socket holds now (never sleeps)."""
+        conn = self._conn
+        if conn is None:
+            if not self._accept():
+                return None
+            conn = self._conn
+        request = conn.next_request()
+        if request is not None:
+            return request
+        try:
+            data = self._sock.recv(_READ_SIZE, socket.MSG_DONTWAIT)
+            if data:
+                conn.receive_data(data)
+                out = conn.data_to_send()
+                if out:
+                    self._sock.sendall(out)
+        except BlockingIOError:
+            return None
+        except ConnectionError as exc:
+            self._lost(exc.strerror or str(exc))
+            return None
+        if not data:
+            self._lost("it closed the connection")
+            return None
+        return conn.next_request()
+
+    def _accept(self) -> bool:
+        try:
+            sock, _ = self._listener.accept()
+        except BlockingIOError:
+            return False
+        sock.setblocking(True)
+        if self._family != socket.AF_UNIX:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._sock, self._conn = sock, RepConnection()
+        self._poller.unregister(self._listener)
+        self._poller.register(sock, select.POLLIN)
+        try:
+            sock.sendall(self._conn.data_to_send())
+        except ConnectionError as exc:
+            self._lost(exc.strerror or str(exc))
+            return False
+        return True
+
+    def _lost(self, why: str) -> None:
+        conn = self._conn
+        if conn is not None and conn.messages:
+            raise PeerClosed(f"the peer on {self.endpoint} was lost after {conn.messages} requests: {why}")
+        # A peer gone before its first request (a port probe, a reconnection): wait for the next one.
+        self._poller.unregister(self._sock)
+        self._sock.close()
+        self._sock = self._conn = None
+        self._poller.register(self._listener, select.POLLIN)
+
+
+def _remove_stale_socket(path: str) -> None:
+    """libzmq replaces a socket file left behind at an ipc:// path; anything else is kept."""
+    try:
+        if stat.S_ISSOCK(os.stat(path).st_mode):
+            os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+class LibzmqRep(RepEndpoint):
+    """pyzmq's REP socket."""
+
+    def __init__(self, endpoint: str, context: Optional[zmq.Context] = None) -> None:
+        self.endpoint = endpoint
+        self._sock = (context or zmq.Context.instance()).socket(zmq.REP)
+        self._sock.setsockopt(zmq.LINGER, 0)
+        try:
+            self._sock.bind(endpoint)
+        except zmq.ZMQError as exc:
+            self._sock.close()
+            raise OSError(f"cannot bind {endpoint}: {exc}") from None
+
+    def poll(self, seconds: float) -> Optional[bytes]:
+        return recv_polling(self._sock, seconds)
+
+    def wait(self, seconds: float) -> Optional[bytes]:
+        # One recv with a receive timeout instead of poll + recv keeps the round trip short.
+        self._sock.setsockopt(zmq.RCVTIMEO, max(1, int(seconds * 1000)))
+        try:
+            return self._sock.recv()
+        except zmq.Again:
+            return None
+
+    def send(self, data: bytes) -> None:
+        self._sock.send(data)
+
+    def close(self) -> None:
+        self._sock.close(linger=0)
