@@ -13,6 +13,7 @@ request and decoding of the reply are outside), SIMULATION_BEGINS and SIMULATION
     python scripts/bench_serve.py                    # easy (if registered, else fcfs) vs pybatsim easyBackfill
     python scripts/bench_serve.py --scheduler fcfs --jobs 2000 --runs 5
     python scripts/bench_serve.py --no-pybatsim --profile prof.out   # cProfile our server
+    python scripts/bench_serve.py --server-python /path/to/venv/bin/python   # also an installed (compiled) build
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -202,8 +204,9 @@ def free_endpoint() -> str:
         return f"tcp://127.0.0.1:{s.getsockname()[1]}"
 
 
-def ours_command(scheduler: str, endpoint: str, profile: str | None, busy_wait: float) -> list[str]:
-    prefix = [sys.executable]
+def ours_command(scheduler: str, endpoint: str, profile: str | None, busy_wait: float,
+                 python: str | None = None) -> list[str]:
+    prefix = [python or sys.executable]
     if profile:
         prefix += ["-m", "cProfile", "-o", profile]
     return prefix + ["-m", "batsched_py.cli", "serve", "--scheduler", scheduler, "--socket", endpoint,
@@ -219,12 +222,14 @@ def pybatsim_command(endpoint: str) -> list[str] | None:
     return [sys.executable, "-m", "batsim.cmds.launcher", "easyBackfill", "-s", endpoint, "-v", "warning"]
 
 
-def run_once(label: str, command_for, jobs, profiles, nb_hosts) -> dict:
+def run_once(label: str, command_for, jobs, profiles, nb_hosts, source_tree: bool = True) -> dict:
+    """One server run; ``source_tree``: import batsched_py from this checkout, else as installed."""
     endpoint = free_endpoint()
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    if source_tree:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     proc = subprocess.Popen(command_for(endpoint), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
-                            cwd=str(ROOT))
+                            cwd=str(ROOT) if source_tree else tempfile.gettempdir())
     try:
         t0 = time.perf_counter()
         result = drive(endpoint, jobs, profiles, nb_hosts, proc, label)
@@ -272,15 +277,35 @@ while True:
 """
 
 
-def echo_floor(mode: str, exchanges: int = 5000) -> float:
+ZMTP_ECHO_SERVER = """
+import sys
+from batsched_py.transport.endpoints import bind_rep
+rep = bind_rep(sys.argv[1], "zmtp")
+while True:
+    request = rep.poll(1.0) if sys.argv[2] == "poll" else None
+    while request is None:
+        request = rep.wait(1.0)
+    if request == b"stop":
+        rep.send(b"")
+        break
+    rep.send(b'{"now":1.0,"events":[{"timestamp":1.0,"type":"EXECUTE_JOB","data":{"job_id":"w0!1","alloc":"0-3"}}]}')
+rep.close()
+"""
+
+
+def echo_floor(mode: str, exchanges: int = 5000, transport: str = "libzmq") -> float:
     """Median round trip (us) to a REP server that does no work: the transport and OS floor.
 
     mode "block" sleeps in recv like pybatsim; "poll" polls like ``serve --busy-wait``.
+    transport "libzmq" is pyzmq's REP socket (pybatsim's), "zmtp" is serve's own endpoint.
     On a small VM this floor moves a lot with how busy the CPUs are (idle vCPUs wake slowly),
     so it is measured in the same run as the servers.
     """
     endpoint = free_endpoint()
-    proc = subprocess.Popen([sys.executable, "-c", ECHO_SERVER, endpoint, mode])
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    script = ZMTP_ECHO_SERVER if transport == "zmtp" else ECHO_SERVER
+    proc = subprocess.Popen([sys.executable, "-c", script, endpoint, mode], env=env)
     sock = zmq.Context.instance().socket(zmq.REQ)
     sock.setsockopt(zmq.LINGER, 0)
     sock.setsockopt(zmq.RCVTIMEO, 10000)
@@ -310,6 +335,17 @@ def summarise(rtts_ns: list[int]) -> dict:
             "msgs_per_s": len(us) / (sum(us) / 1e6)}
 
 
+def installed_build(python: str) -> str:
+    """How ``python`` runs batsched_py: "batsched-py (compiled: N modules)" or "batsched-py (pure)"."""
+    out = subprocess.run([python, "-c", "import batsched_py; print(len(batsched_py.compiled_modules()))"],
+                         capture_output=True, text=True, cwd=tempfile.gettempdir())
+    if out.returncode != 0:
+        raise SystemExit(f"--server-python {python}: cannot import batsched_py: "
+                         f"{(out.stderr.strip().splitlines() or ['?'])[-1]}")
+    count = int(out.stdout)
+    return f"batsched-py (compiled: {count} modules)" if count else "batsched-py (pure, installed)"
+
+
 def default_scheduler() -> str:
     sys.path.insert(0, str(ROOT))
     from batsched_py.scheduler import available
@@ -327,6 +363,9 @@ def main(argv=None) -> int:
     ap.add_argument("--busy-wait", type=float, default=1000.0, metavar="US",
                     help="also run our server with serve --busy-wait US (default %(default)g; 0: only the "
                          "default, sleeping in recv as pybatsim does)")
+    ap.add_argument("--server-python", metavar="PYTHON",
+                    help="also run our server (with --busy-wait) under this interpreter, batsched_py as installed "
+                         "there: e.g. a venv holding the compiled build (README, 'Compiled build')")
     ap.add_argument("--no-pybatsim", action="store_true", help="do not run pybatsim's easyBackfill")
     ap.add_argument("--profile", metavar="FILE", help="run our server under cProfile, stats to FILE (one run)")
     ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
@@ -336,26 +375,31 @@ def main(argv=None) -> int:
     print(f"workload: {len(jobs)} delay jobs, {args.hosts} hosts, load {args.load}, seed {args.seed}; "
           f"{args.runs} run(s) per server", file=sys.stderr)
 
-    servers = [(f"batsched-py {scheduler}", lambda ep: ours_command(scheduler, ep, args.profile, 0.0))]
+    # (label, command for an endpoint, whether batsched_py comes from this checkout)
+    servers = [(f"batsched-py {scheduler}", lambda ep: ours_command(scheduler, ep, args.profile, 0.0), True)]
     if args.busy_wait and not args.profile:
         servers.append((f"batsched-py {scheduler} --busy-wait {args.busy_wait:g}",
-                        lambda ep: ours_command(scheduler, ep, None, args.busy_wait)))
+                        lambda ep: ours_command(scheduler, ep, None, args.busy_wait), True))
+        if args.server_python:
+            servers.append((f"{installed_build(args.server_python)} {scheduler} --busy-wait {args.busy_wait:g}",
+                            lambda ep: ours_command(scheduler, ep, None, args.busy_wait, args.server_python),
+                            False))
     if not args.no_pybatsim and not args.profile:
         if pybatsim_command("tcp://127.0.0.1:1") is None:
             print("pybatsim not installed: skipping (pip install --no-deps pybatsim==3.2.1 procset "
                   "sortedcontainers docopt)", file=sys.stderr)
         else:
-            servers.append(("pybatsim easyBackfill", pybatsim_command))
+            servers.append(("pybatsim easyBackfill", pybatsim_command, True))
     runs = 1 if args.profile else args.runs
-    results: dict[str, list[dict]] = {label: [] for label, _ in servers}
-    floors: dict[str, list[float]] = {"block": [], "poll": []}
+    results: dict[str, list[dict]] = {label: [] for label, _, _ in servers}
+    floors: dict[tuple[str, str], list[float]] = {(t, m): [] for t in ("libzmq", "zmtp") for m in ("block", "poll")}
     for r in range(runs):
-        for mode, values in floors.items():
-            values.append(echo_floor(mode))
-            print(f"  run {r + 1}/{runs} transport floor (echo server, {mode}) median {values[-1]:7.1f} us",
-                  file=sys.stderr)
-        for label, command_for in servers:   # interleaved, so drifts hit both alike
-            res = run_once(label, command_for, jobs, profiles, args.hosts)
+        for (transport, mode), values in floors.items():
+            values.append(echo_floor(mode, transport=transport))
+            print(f"  run {r + 1}/{runs} transport floor ({transport} echo server, {mode}) median "
+                  f"{values[-1]:7.1f} us", file=sys.stderr)
+        for label, command_for, source_tree in servers:   # interleaved, so drifts hit all alike
+            res = run_once(label, command_for, jobs, profiles, args.hosts, source_tree)
             s = summarise(res["rtts"])
             results[label].append(s | {k: res[k] for k in ("messages", "executed", "rejected", "makespan", "wall")})
             print(f"  run {r + 1}/{runs} {label:<36} median {s['median']:7.1f} us  p90 {s['p90']:7.1f} us  "
@@ -371,13 +415,15 @@ def main(argv=None) -> int:
         figures[label] = fig | {"runs": rs}
         print(f"{label:<{width}}{fig['median']:>10.1f}{fig['p90']:>10.1f}{fig['msgs_per_s']:>10.0f}")
     pybatsim = "pybatsim easyBackfill"
-    floor = {mode: statistics.median(values) for mode, values in floors.items()}
-    figures["echo_floor_block"], figures["echo_floor_poll"] = floor["block"], floor["poll"]
-    print(f"transport floor (do-nothing echo server, same run): {floor['block']:.1f} us sleeping in recv, "
-          f"{floor['poll']:.1f} us polling")
+    floor = {key: statistics.median(values) for key, values in floors.items()}
+    for (transport, mode), value in floor.items():
+        figures[f"echo_floor_{transport}_{mode}"] = value
+    print("transport floor (do-nothing echo server, same run): " + "; ".join(
+        f"{transport} {floor[transport, 'block']:.1f} us sleeping in recv, {floor[transport, 'poll']:.1f} us polling"
+        for transport in ("libzmq", "zmtp")))
     if pybatsim in figures:
         theirs = figures[pybatsim]
-        for label, _ in servers[:-1]:
+        for label, _, _ in servers[:-1]:
             ours = figures[label]
             ratio = ours["median"] / theirs["median"]
             figures[f"ratio_median {label}"] = ratio

@@ -22,7 +22,8 @@ def _run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
 
 def test_bench_serve_prints_round_trips_and_floors(tmp_path):
     out = tmp_path / "figures.json"
-    done = _run("scripts/bench_serve.py", "--jobs", "300", "--runs", "1", "--json", str(out))
+    done = _run("scripts/bench_serve.py", "--jobs", "300", "--runs", "1", "--json", str(out),
+                "--server-python", sys.executable)
     assert done.returncode == 0, done.stderr
     assert "batsched-py easy" in done.stdout
     figures = json.loads(out.read_text())
@@ -30,7 +31,10 @@ def test_bench_serve_prints_round_trips_and_floors(tmp_path):
     assert ours["runs"][0]["executed"] == 300 and ours["median"] > 0
     polling = figures["batsched-py easy --busy-wait 1000"]
     assert polling["runs"][0]["executed"] == 300 and polling["median"] > 0
-    assert figures["echo_floor_block"] > 0 and figures["echo_floor_poll"] > 0
+    installed = [label for label in figures if label.startswith("batsched-py (")]
+    assert len(installed) == 1 and figures[installed[0]]["runs"][0]["executed"] == 300, installed
+    for transport in ("libzmq", "zmtp"):
+        assert figures[f"echo_floor_{transport}_block"] > 0 and figures[f"echo_floor_{transport}_poll"] > 0
     if "pybatsim easyBackfill" in figures:   # installed by .ci/run
         assert figures["pybatsim easyBackfill"]["runs"][0]["executed"] == 300
         for label in ("batsched-py easy", "batsched-py easy --busy-wait 1000"):

@@ -244,7 +244,10 @@ class JobSubmitted(Event):
 
     @classmethod
     def from_data(cls, timestamp: float, data: Mapping[str, Any], where: str) -> "JobSubmitted":
-        job = data.get("job")
+        job, job_id = data.get("job"), data.get("job_id")
+        if job_id.__class__ is str and len(data) == 2 and job.__class__ is dict:
+            # (the common case: a job and no forwarded profile)
+            return cls(timestamp, job_id, JobDescription.from_data(job, f"{where}.job"), None)
         return cls(
             timestamp,
             job_id=f.get(data, "job_id", str, where),
@@ -263,6 +266,7 @@ class JobSubmitted(Event):
 
 JOB_STATES = ("NOT_SUBMITTED", "SUBMITTED", "RUNNING", "COMPLETED_SUCCESSFULLY", "COMPLETED_FAILED",
               "COMPLETED_WALLTIME_REACHED", "COMPLETED_KILLED", "REJECTED")
+_JOB_STATE_SET = frozenset(JOB_STATES)
 
 
 def _job_state(data: Mapping[str, Any], where: str) -> str:
@@ -286,6 +290,11 @@ class JobCompleted(Event):
 
     @classmethod
     def from_data(cls, timestamp: float, data: Mapping[str, Any], where: str) -> "JobCompleted":
+        job_id, state, code, alloc = data.get("job_id"), data.get("job_state"), data.get("return_code"), data.get("alloc")
+        if (job_id.__class__ is str and state.__class__ is str and state in _JOB_STATE_SET and code.__class__ is int
+                and alloc.__class__ is str and "kill_reason" not in data):
+            # (the common case, checked inline; the general reads below name any fault)
+            return cls(timestamp, job_id, state, code, parse_intervals(alloc, f"{where}.alloc"), None)
         return cls(
             timestamp,
             job_id=f.get(data, "job_id", str, where),

@@ -36,12 +36,12 @@ def number(data: Mapping[str, Any], key: str, where: str, default: Any = _MISSIN
     if value.__class__ is float:
         if not math.isfinite(value):
             raise ProtocolError(f"field {key!r} must be a finite number, got {value}", f"{where}.{key}")
-    elif value.__class__ is int and not -_MAX_DOUBLE_INT <= value <= _MAX_DOUBLE_INT:
+    elif value.__class__ is int and not -MAX_DOUBLE_INT <= value <= MAX_DOUBLE_INT:
         raise ProtocolError(f"field {key!r} is too large for a double ({_digits(value)} digits)", f"{where}.{key}")
     return value
 
 
-_MAX_DOUBLE_INT = int(sys.float_info.max)
+MAX_DOUBLE_INT = int(sys.float_info.max)
 
 
 def _digits(value: int) -> int:

@@ -1,4 +1,5 @@
 """Job descriptions and kill progress as they travel in JOB_SUBMITTED, REGISTER_JOB and JOB_KILLED."""
+import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
@@ -6,6 +7,7 @@ from . import fields as f
 from .errors import ProtocolError
 
 _JOB_KEYS = ("id", "subtime", "res", "profile", "walltime")
+_NUMBERS = (int, float)
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +23,14 @@ class JobDescription:
 
     @classmethod
     def from_data(cls, data: Any, where: str) -> "JobDescription":
+        if data.__class__ is dict and len(data) == 5:
+            # (the common case, Batsim's five fields, checked inline; the reads below name any fault)
+            job_id, res, profile = data.get("id"), data.get("res"), data.get("profile")
+            subtime, walltime = data.get("subtime"), data.get("walltime")
+            if (job_id.__class__ is str and res.__class__ is int and res >= 0 and profile.__class__ is str
+                    and subtime.__class__ is float and 0.0 <= subtime < math.inf
+                    and walltime.__class__ in _NUMBERS and -f.MAX_DOUBLE_INT <= walltime <= f.MAX_DOUBLE_INT):
+                return cls(job_id, res, profile, subtime, walltime, {})
         data = f.require_object(data, where)
         res = f.get(data, "res", int, where)
         if res < 0:

@@ -54,6 +54,7 @@ def decode_event(raw: Any, where: str, sender: Optional[str] = None) -> Event:
 
 
 _WHERE = [f"message.events[{i}]" for i in range(64)]     # (the common indexes, formatted once)
+_WHERE_DATA = [f"{where}.data" for where in _WHERE]
 
 
 def _refuse_constant(name: str):
@@ -85,7 +86,18 @@ def decode_message(raw: bytes | str | dict, sender: Optional[str] = None) -> Mes
     events: list[Event] = []
     previous = 0.0
     for i, raw_event in enumerate(f.get(data, "events", list, "message")):
-        event = decode_event(raw_event, _WHERE[i] if i < len(_WHERE) else f"message.events[{i}]", sender)
+        # The envelope checks of decode_event, inlined for the common well-formed event;
+        # anything unusual takes decode_event, which names the fault.
+        cls = t = data = None
+        if raw_event.__class__ is dict:
+            kind, t, data = raw_event.get("type"), raw_event.get("timestamp"), raw_event.get("data")
+            if kind.__class__ is str:
+                cls = EVENT_TYPES.get(kind)
+        if (cls is not None and t.__class__ is float and 0.0 <= t < math.inf and data.__class__ is dict
+                and (sender is None or sender in cls.SENT_BY) and i < len(_WHERE_DATA)):
+            event = cls.from_data(t, data, _WHERE_DATA[i])
+        else:
+            event = decode_event(raw_event, _WHERE[i] if i < len(_WHERE) else f"message.events[{i}]", sender)
         t = event.timestamp
         if t < previous or t > now:
             check_order(now, [e.timestamp for e in events] + [t])   # raises, naming the event

@@ -215,3 +215,66 @@ def test_empty_reply_is_encoded_as_the_json_encoder_would(now):
 def test_empty_reply_with_a_non_finite_now_is_refused():
     with pytest.raises(p.ProtocolError, match="cannot encode"):
         p.encode_message(p.Message(math.inf, ()))
+
+
+# --- the inlined common-case paths agree with the general reads ---------------------------------------
+
+_ODD = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=True, allow_infinity=True),
+                 st.text(max_size=3), st.lists(st.integers(), max_size=1), st.dictionaries(st.text(max_size=1),
+                                                                                            st.integers(), max_size=1))
+
+
+def _maybe(valid):
+    return st.one_of(valid, valid, valid, _ODD)      # mostly well-formed, so both paths are exercised
+
+
+def _outcome(decode):
+    try:
+        return decode()
+    except p.ProtocolError as exc:
+        return ("refused", str(exc))
+
+
+_JOB = st.fixed_dictionaries({"id": _maybe(st.text(max_size=4)), "res": _maybe(st.integers(-1, 64)),
+                              "profile": _maybe(st.text(max_size=3)),
+                              "subtime": _maybe(st.floats(-1, 1e9) | st.integers(0, 9)),
+                              "walltime": _maybe(st.integers(-1, 10**400) | st.floats(-1, 1e9))})
+
+
+@given(_JOB)
+def test_job_description_common_case_agrees_with_general_reads(job):
+    # An unknown key keeps the general path; the description then only differs by it.
+    fast = _outcome(lambda: p.JobDescription.from_data(job, "job"))
+    general = _outcome(lambda: p.JobDescription.from_data({**job, "extra_key": 1}, "job"))
+    if isinstance(general, p.JobDescription):
+        general = p.JobDescription(general.id, general.res, general.profile, general.subtime, general.walltime, {})
+    assert fast == general
+
+
+@given(st.fixed_dictionaries({"job_id": _maybe(st.text(max_size=3)),
+                              "job_state": _maybe(st.sampled_from(p.events.JOB_STATES + ("DONE",))),
+                              "return_code": _maybe(st.integers(-2, 2)), "alloc": _maybe(st.sampled_from(["0-3", "1 4", "3-", ""]))}),
+       st.booleans())
+def test_job_completed_common_case_agrees_with_general_reads(data, with_reason):
+    if with_reason:
+        data["kill_reason"] = "walltime"
+    got = _outcome(lambda: p.JobCompleted.from_data(2.0, data, "d"))
+    f = p.fields
+    expected = _outcome(lambda: p.JobCompleted(
+        2.0, f.get(data, "job_id", str, "d"), p.events._job_state(data, "d"), f.get(data, "return_code", int, "d"),
+        p.parse_intervals(f.get(data, "alloc", str, "d"), "d.alloc"), f.get(data, "kill_reason", str, "d", None)))
+    assert got == expected
+
+
+@given(st.fixed_dictionaries({"timestamp": _maybe(st.floats(0, 50) | st.integers(0, 50)),
+                              "type": _maybe(st.sampled_from(["JOB_SUBMITTED", "JOB_COMPLETED", "EXECUTE_JOB",
+                                                              "SIMULATION_ENDS", "NOPE"])),
+                              "data": _maybe(st.just({"job_id": "w!1", "job": {"id": "w!1", "res": 1, "profile": "p",
+                                                                               "subtime": 1.0, "walltime": 9},
+                                                      "job_state": "COMPLETED_SUCCESSFULLY", "return_code": 0,
+                                                      "alloc": "0"}))}),
+       st.sampled_from([None, p.BATSIM, p.SCHEDULER]))
+def test_event_envelope_common_case_agrees_with_decode_event(raw_event, sender):
+    message = {"now": 100.0, "events": [raw_event]}
+    got = _outcome(lambda: p.decode_message(message, sender=sender).events[0])
+    assert got == _outcome(lambda: p.decode_event(raw_event, "message.events[0]", sender))
