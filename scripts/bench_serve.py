@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import heapq
+import importlib
 import json
 import math
 import os
@@ -213,13 +214,17 @@ def ours_command(scheduler: str, endpoint: str, profile: str | None, busy_wait: 
                      "--quiet", "--timeout", "60", "--busy-wait", f"{busy_wait:g}"]
 
 
-def pybatsim_command(endpoint: str) -> list[str] | None:
+def pybatsim_installed(scheduler: str) -> bool:
     try:
         import batsim.cmds.launcher  # noqa: F401
-        import schedulers.easyBackfill  # noqa: F401
+        importlib.import_module(f"schedulers.{scheduler}")
     except ImportError:
-        return None
-    return [sys.executable, "-m", "batsim.cmds.launcher", "easyBackfill", "-s", endpoint, "-v", "warning"]
+        return False
+    return True
+
+
+def pybatsim_command(scheduler: str, endpoint: str) -> list[str]:
+    return [sys.executable, "-m", "batsim.cmds.launcher", scheduler, "-s", endpoint, "-v", "warning"]
 
 
 def run_once(label: str, command_for, jobs, profiles, nb_hosts, source_tree: bool = True) -> dict:
@@ -366,7 +371,10 @@ def main(argv=None) -> int:
     ap.add_argument("--server-python", metavar="PYTHON",
                     help="also run our server (with --busy-wait) under this interpreter, batsched_py as installed "
                          "there: e.g. a venv holding the compiled build (README, 'Compiled build')")
-    ap.add_argument("--no-pybatsim", action="store_true", help="do not run pybatsim's easyBackfill")
+    ap.add_argument("--pybatsim", nargs="+", default=["easyBackfill"], metavar="NAME",
+                    help="pybatsim schedulers to run in the same harness, each a reference for the ratios "
+                         "(default: %(default)s; schedFcfs is pybatsim's FCFS)")
+    ap.add_argument("--no-pybatsim", action="store_true", help="do not run pybatsim")
     ap.add_argument("--profile", metavar="FILE", help="run our server under cProfile, stats to FILE (one run)")
     ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     args = ap.parse_args(argv)
@@ -384,12 +392,15 @@ def main(argv=None) -> int:
             servers.append((f"{installed_build(args.server_python)} {scheduler} --busy-wait {args.busy_wait:g}",
                             lambda ep: ours_command(scheduler, ep, None, args.busy_wait, args.server_python),
                             False))
+    references = []
     if not args.no_pybatsim and not args.profile:
-        if pybatsim_command("tcp://127.0.0.1:1") is None:
-            print("pybatsim not installed: skipping (pip install --no-deps pybatsim==3.2.1 procset "
-                  "sortedcontainers docopt)", file=sys.stderr)
-        else:
-            servers.append(("pybatsim easyBackfill", pybatsim_command, True))
+        for name in args.pybatsim:
+            if not pybatsim_installed(name):
+                print(f"pybatsim scheduler {name} not installed: skipping (pip install --no-deps pybatsim==3.2.1 "
+                      "procset sortedcontainers docopt)", file=sys.stderr)
+                continue
+            references.append(f"pybatsim {name}")
+            servers.append((references[-1], lambda ep, name=name: pybatsim_command(name, ep), True))
     runs = 1 if args.profile else args.runs
     results: dict[str, list[dict]] = {label: [] for label, _, _ in servers}
     floors: dict[tuple[str, str], list[float]] = {(t, m): [] for t in ("libzmq", "zmtp") for m in ("block", "poll")}
@@ -414,22 +425,24 @@ def main(argv=None) -> int:
         fig = {k: statistics.median(x[k] for x in rs) for k in ("median", "p90", "msgs_per_s")}
         figures[label] = fig | {"runs": rs}
         print(f"{label:<{width}}{fig['median']:>10.1f}{fig['p90']:>10.1f}{fig['msgs_per_s']:>10.0f}")
-    pybatsim = "pybatsim easyBackfill"
     floor = {key: statistics.median(values) for key, values in floors.items()}
     for (transport, mode), value in floor.items():
         figures[f"echo_floor_{transport}_{mode}"] = value
     print("transport floor (do-nothing echo server, same run): " + "; ".join(
         f"{transport} {floor[transport, 'block']:.1f} us sleeping in recv, {floor[transport, 'poll']:.1f} us polling"
         for transport in ("libzmq", "zmtp")))
-    if pybatsim in figures:
-        theirs = figures[pybatsim]
-        for label, _, _ in servers[:-1]:
+    for reference in references:
+        theirs = figures[reference]
+        suffix = "" if reference == "pybatsim easyBackfill" else f" vs {reference}"
+        for label, _, _ in servers:
+            if label in references:
+                continue
             ours = figures[label]
             ratio = ours["median"] / theirs["median"]
-            figures[f"ratio_median {label}"] = ratio
-            figures[f"ratio_p90 {label}"] = ours["p90"] / theirs["p90"]
+            figures[f"ratio_median {label}{suffix}"] = ratio
+            figures[f"ratio_p90 {label}{suffix}"] = ours["p90"] / theirs["p90"]
             verdict = "meets" if ratio <= 0.5 else "misses"
-            print(f"ratio {label} / pybatsim: median {ratio:.2f}, p90 {ours['p90'] / theirs['p90']:.2f} "
+            print(f"ratio {label} / {reference}: median {ratio:.2f}, p90 {ours['p90'] / theirs['p90']:.2f} "
                   f"({verdict} the target of at most 0.5)")
     if args.profile:
         import pstats
@@ -441,4 +454,7 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BenchError as exc:
+        sys.exit(f"bench_serve: {exc}")

@@ -38,7 +38,7 @@ def test_bench_serve_prints_round_trips_and_floors(tmp_path):
     if "pybatsim easyBackfill" in figures:   # installed by .ci/run
         assert figures["pybatsim easyBackfill"]["runs"][0]["executed"] == 300
         for label in ("batsched-py easy", "batsched-py easy --busy-wait 1000"):
-            assert f"ratio {label} / pybatsim: median" in done.stdout
+            assert f"ratio {label} / pybatsim easyBackfill: median" in done.stdout
             assert figures[f"ratio_median {label}"] > 0
 
 

@@ -84,13 +84,14 @@ def socket_address(endpoint: str) -> Optional[tuple[int, object]]:
         return None
     if host == "*":
         return socket.AF_INET, ("0.0.0.0", int(port))
-    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    # Like libzmq (ZMQ_IPV6 off), a name means its IPv4 address: "localhost" must not become ::1,
+    # where Batsim's IPv4 connection would never arrive.  Brackets ask for IPv6.
+    family = socket.AF_INET6 if host.startswith("[") and host.endswith("]") else socket.AF_INET
     try:
-        infos = socket.getaddrinfo(host, int(port), type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        infos = socket.getaddrinfo(host.strip("[]"), int(port), family, socket.SOCK_STREAM, 0, socket.AI_PASSIVE)
     except (socket.gaierror, UnicodeError):
         return None     # maybe an interface name, which libzmq resolves
-    family, _, _, _, address = infos[0]
-    return family, address
+    return family, infos[0][4]
 
 
 class SocketRep(RepEndpoint):

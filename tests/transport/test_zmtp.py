@@ -142,6 +142,7 @@ def test_dealer_peers_are_served():
     ("tcp://127.0.0.1:5555", (socket.AF_INET, ("127.0.0.1", 5555))),
     ("tcp://*:5555", (socket.AF_INET, ("0.0.0.0", 5555))),
     ("tcp://[::1]:5555", (socket.AF_INET6, ("::1", 5555, 0, 0))),
+    ("tcp://localhost:5555", (socket.AF_INET, ("127.0.0.1", 5555))),   # IPv4, as libzmq binds it
     ("ipc:///tmp/x.sock", (socket.AF_UNIX, "/tmp/x.sock")),
     ("ipc://@batsim", (socket.AF_UNIX, "\0batsim")),
     ("tcp://127.0.0.1:*", None),          # libzmq picks the port
@@ -151,6 +152,18 @@ def test_dealer_peers_are_served():
 ])
 def test_socket_address(endpoint, expected):
     assert socket_address(endpoint) == expected
+
+
+def test_localhost_serves_an_ipv4_peer(free_tcp_endpoint):
+    port = free_tcp_endpoint.rsplit(":", 1)[1]
+    thread = _echo(bind_rep(f"tcp://localhost:{port}"), 1)
+    sock = _req(f"tcp://127.0.0.1:{port}")
+    try:
+        sock.send(b"v4")
+        assert sock.recv() == b"4v"
+    finally:
+        sock.close()
+    thread.join(10)
 
 
 def test_auto_picks_the_transport(free_tcp_endpoint):
