@@ -95,7 +95,12 @@ def socket_address(endpoint: str) -> Optional[tuple[int, object]]:
 
 
 class SocketRep(RepEndpoint):
-    """A REP endpoint speaking ZMTP on a plain listening socket; serves its first peer."""
+    """A REP endpoint speaking ZMTP on a plain listening socket.
+
+    It serves the first peer to send a request.  Until then every connection is a candidate, so
+    a port probe or an idle stray connection cannot keep Batsim waiting; then the others are
+    closed and no more are accepted.
+    """
 
     def __init__(self, endpoint: str, family: int, address) -> None:
         self.endpoint = endpoint
@@ -113,8 +118,9 @@ class SocketRep(RepEndpoint):
         except OSError as exc:
             self._listener.close()
             raise OSError(f"cannot bind {endpoint}: {exc.strerror or exc}") from None
-        self._sock: Optional[socket.socket] = None
+        self._sock: Optional[socket.socket] = None        # the peer's, once it sent a request
         self._conn: Optional[RepConnection] = None
+        self._candidates: dict[socket.socket, RepConnection] = {}
         self._poller = select.poll()
         self._poller.register(self._listener, select.POLLIN)
 
@@ -154,10 +160,11 @@ class SocketRep(RepEndpoint):
                              f"{self._conn.messages}: {exc.strerror or exc}") from None
 
     def close(self) -> None:
-        for sock in (self._sock, self._listener):
+        for sock in (self._sock, self._listener, *self._candidates):
             if sock is not None:
                 sock.close()
         self._sock = None
+        self._candidates.clear()
         if self._path is not None:
             try:
                 os.unlink(self._path)
@@ -166,12 +173,10 @@ class SocketRep(RepEndpoint):
             self._path = None
 
     def _read(self) -> Optional[bytes]:
-        """A request if one is whole after reading what the socket holds now (never sleeps)."""
+        """A request if one is whole after reading what the sockets hold now (never sleeps)."""
         conn = self._conn
         if conn is None:
-            if not self._accept():
-                return None
-            conn = self._conn
+            return self._read_candidates()
         request = conn.next_request()
         if request is not None:
             return request
@@ -185,40 +190,66 @@ class SocketRep(RepEndpoint):
         except BlockingIOError:
             return None
         except ConnectionError as exc:
-            self._lost(exc.strerror or str(exc))
-            return None
+            raise PeerClosed(f"the peer on {self.endpoint} was lost after {conn.messages} requests: "
+                             f"{exc.strerror or exc}") from None
         if not data:
-            self._lost("it closed the connection")
-            return None
+            raise PeerClosed(f"the peer on {self.endpoint} was lost after {conn.messages} requests: "
+                             f"it closed the connection")
         return conn.next_request()
 
-    def _accept(self) -> bool:
-        try:
-            sock, _ = self._listener.accept()
-        except BlockingIOError:
-            return False
+    def _read_candidates(self) -> Optional[bytes]:
+        while True:
+            try:
+                sock, _ = self._listener.accept()
+            except BlockingIOError:
+                break
+            self._candidate(sock)
+        for sock, conn in list(self._candidates.items()):
+            try:
+                data = sock.recv(_READ_SIZE, socket.MSG_DONTWAIT)
+                if data:
+                    conn.receive_data(data)
+                    out = conn.data_to_send()
+                    if out:
+                        sock.sendall(out)
+            except BlockingIOError:
+                continue
+            except ConnectionError:
+                data = b""
+            if not data:            # gone before its first request: a probe, say
+                self._drop(sock)
+                continue
+            request = conn.next_request()
+            if request is not None:
+                self._serve(sock, conn)
+                return request
+        return None
+
+    def _candidate(self, sock: socket.socket) -> None:
         sock.setblocking(True)
         if self._family != socket.AF_UNIX:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self._sock, self._conn = sock, RepConnection()
-        self._poller.unregister(self._listener)
+        conn = RepConnection()
+        self._candidates[sock] = conn
         self._poller.register(sock, select.POLLIN)
         try:
-            sock.sendall(self._conn.data_to_send())
-        except ConnectionError as exc:
-            self._lost(exc.strerror or str(exc))
-            return False
-        return True
+            sock.sendall(conn.data_to_send())
+        except ConnectionError:
+            self._drop(sock)
 
-    def _lost(self, why: str) -> None:
-        conn = self._conn
-        if conn is not None and conn.messages:
-            raise PeerClosed(f"the peer on {self.endpoint} was lost after {conn.messages} requests: {why}")
-        # A peer gone before its first request (a port probe, a reconnection): wait for the next one.
-        self._poller.unregister(self._sock)
-        self._sock.close()
-        self._sock = self._conn = None
-        self._poller.register(self._listener, select.POLLIN)
+    def _drop(self, sock: socket.socket) -> None:
+        del self._candidates[sock]
+        self._poller.unregister(sock)
+        sock.close()
+
+    def _serve(self, sock: socket.socket, conn: RepConnection) -> None:
+        """``sock`` sent the first request: it is the peer from now on."""
+        for other in [s for s in self._candidates if s is not sock]:
+            self._drop(other)
+        self._candidates.clear()
+        self._poller.unregister(self._listener)
+        self._listener.close()
+        self._sock, self._conn = sock, conn
 
 
 def _remove_stale_socket(path: str) -> None:

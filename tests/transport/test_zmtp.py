@@ -299,6 +299,28 @@ def test_probe_before_the_peer_is_tolerated(free_tcp_endpoint):
     thread.join(10)
 
 
+def test_idle_stray_connection_does_not_block_the_peer(free_tcp_endpoint):
+    host, port = free_tcp_endpoint[len("tcp://"):].rsplit(":", 1)
+    rep = bind_rep(free_tcp_endpoint)
+    stray = socket.create_connection((host, int(port)))     # connects first and never speaks
+    try:
+        assert rep.wait(0.05) is None
+        thread = _echo(rep, 1)
+        sock = _req(free_tcp_endpoint)
+        try:
+            sock.send(b"batsim")
+            assert sock.recv() == b"mistab"
+        finally:
+            sock.close()
+        thread.join(10)
+        stray.settimeout(5)
+        data = stray.recv(1024)
+        while data:                 # our greeting, then the close once the peer was chosen
+            data = stray.recv(1024)
+    finally:
+        stray.close()
+
+
 def test_peer_lost_mid_simulation(free_tcp_endpoint):
     rep = bind_rep(free_tcp_endpoint)
     sock = _req(free_tcp_endpoint)
