@@ -16,6 +16,7 @@ from procset import ProcSet
 
 from . import fields as f
 from .errors import ProtocolError
+from .frozen import fast_init
 from .intervals import format_intervals, parse_intervals
 from .jobs import JobDescription, JobProgress
 
@@ -565,3 +566,6 @@ EVENT_TYPES: dict[str, type[Event]] = {
         ResourceStateChanged, RequestedCall, ExecuteJob, RejectJob, KillJob, CallMeLater, RegisterJob,
         RegisterProfile, SetResourceState, SetJobMetadata, ChangeJobState)
 }
+for _cls in (Event, *EVENT_TYPES.values()):
+    fast_init(_cls)
+del _cls

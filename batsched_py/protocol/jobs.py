@@ -5,11 +5,13 @@ from typing import Any, Mapping, Optional
 
 from . import fields as f
 from .errors import ProtocolError
+from .frozen import fast_init
 
 _JOB_KEYS = ("id", "subtime", "res", "profile", "walltime")
 _NUMBERS = (int, float)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class JobDescription:
     """A job as Batsim describes it; fields Batsim does not know travel untouched in ``extra``."""
@@ -57,6 +59,7 @@ class JobDescription:
         return data
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class JobProgress:
     """How far a killed job went; composed profiles nest the running task's progress."""

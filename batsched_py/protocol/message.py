@@ -7,8 +7,10 @@ from typing import Any, Iterable, Optional
 from . import fields as f
 from .errors import ProtocolError
 from .events import BATSIM, EVENT_TYPES, SCHEDULER, Event
+from .frozen import fast_init
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Message:
     now: float
