@@ -209,7 +209,7 @@ def ours_command(scheduler: str, endpoint: str, profile: str | None, busy_wait: 
                  python: str | None = None) -> list[str]:
     prefix = [python or sys.executable]
     if profile:
-        prefix += ["-m", "cProfile", "-o", profile]
+        prefix += ["-m", "cProfile", "-o", os.path.abspath(profile)]
     return prefix + ["-m", "batsched_py.cli", "serve", "--scheduler", scheduler, "--socket", endpoint,
                      "--quiet", "--timeout", "60", "--busy-wait", f"{busy_wait:g}"]
 
@@ -233,8 +233,10 @@ def run_once(label: str, command_for, jobs, profiles, nb_hosts, source_tree: boo
     env = dict(os.environ)
     if source_tree:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    # A scratch directory: pybatsim writes out_events.csv where it runs.
+    scratch = tempfile.TemporaryDirectory(prefix="bench_serve_")
     proc = subprocess.Popen(command_for(endpoint), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
-                            cwd=str(ROOT) if source_tree else tempfile.gettempdir())
+                            cwd=scratch.name)
     try:
         t0 = time.perf_counter()
         result = drive(endpoint, jobs, profiles, nb_hosts, proc, label)
@@ -258,6 +260,7 @@ def run_once(label: str, command_for, jobs, profiles, nb_hosts, source_tree: boo
         if proc.poll() is None:
             proc.kill()
             proc.wait(timeout=10)
+        scratch.cleanup()
 
 
 ECHO_SERVER = """

@@ -26,6 +26,7 @@ def test_bench_serve_prints_round_trips_and_floors(tmp_path):
                 "--server-python", sys.executable)
     assert done.returncode == 0, done.stderr
     assert "batsched-py easy" in done.stdout
+    assert not (ROOT / "out_events.csv").exists()      # (pybatsim runs in a scratch directory)
     figures = json.loads(out.read_text())
     ours = figures["batsched-py easy"]
     assert ours["runs"][0]["executed"] == 300 and ours["median"] > 0
