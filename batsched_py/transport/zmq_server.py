@@ -45,9 +45,7 @@ def serve(scheduler: Scheduler, endpoint: str = DEFAULT_ENDPOINT, timeout: Optio
     session = Session(scheduler)
     try:
         while not session.ended:
-            raw = rep.poll(busy_wait)
-            if raw is None:
-                raw = _wait(rep, timeout, watchdog)
+            raw = _receive(rep, busy_wait, timeout, watchdog)
             request = p.decode_message(raw, sender=p.BATSIM)
             try:
                 reply = session.handle(request)
@@ -67,8 +65,12 @@ def serve(scheduler: Scheduler, endpoint: str = DEFAULT_ENDPOINT, timeout: Optio
 _SLICE = 0.5
 
 
-def _wait(rep: RepEndpoint, timeout: Optional[float], watchdog: Optional[Callable[[], None]]) -> bytes:
-    deadline = math.inf if timeout is None else time.monotonic() + timeout
+def _receive(rep: RepEndpoint, busy_wait: float, timeout: Optional[float],
+             watchdog: Optional[Callable[[], None]]) -> bytes:
+    raw = rep.poll(busy_wait)
+    if raw is not None:
+        return raw
+    deadline = math.inf if timeout is None else time.monotonic() + timeout - busy_wait
     while True:
         raw = rep.wait(min(_SLICE, deadline - time.monotonic()))
         if raw is not None:

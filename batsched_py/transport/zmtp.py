@@ -25,10 +25,10 @@ class ZmtpError(OSError):
     """The peer broke the ZeroMQ wire protocol, or is not a peer a REP socket can serve."""
 
 
-def greeting(as_server: bool = True) -> bytes:
-    """Our greeting: ZMTP 3.0 (libzmq answers 3.1 peers in 3.0), NULL security mechanism."""
-    return (b"\xff" + bytes(8) + b"\x7f" + b"\x03\x00" + b"NULL".ljust(20, b"\x00")
-            + bytes([as_server]) + bytes(31))
+def greeting() -> bytes:
+    """Our greeting: ZMTP 3.0 (libzmq answers 3.1 peers in 3.0), NULL security mechanism, whose
+    as-server flag must be 0."""
+    return b"\xff" + bytes(8) + b"\x7f" + b"\x03\x00" + b"NULL".ljust(20, b"\x00") + bytes(32)
 
 
 def command(name: bytes, body: bytes = b"") -> bytes:

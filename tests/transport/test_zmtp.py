@@ -41,7 +41,7 @@ def _ready_connection() -> RepConnection:
 def test_greets_as_zmtp3_null_rep():
     out = RepConnection().data_to_send()
     assert out[0] == 0xFF and out[9] == 0x7F and out[10] == 3
-    assert out[12:32] == b"NULL".ljust(20, b"\x00")
+    assert out[12:32] == b"NULL".ljust(20, b"\x00") and out[32] == 0     # (as-server: 0 with NULL)
     assert len(out) == zmtp.GREETING_SIZE + len(zmtp.ready(b"REP"))
     assert zmtp.parse_properties(out[64 + 2 + 6:], "ours") == {b"socket-type": b"REP"}
 
