@@ -16,6 +16,7 @@ from typing import Optional
 
 GREETING_SIZE = 64
 _SIGNATURE_END = 9          # 0xFF, 8 bytes of padding, 0x7F
+_VERSION_END = 11           # then the major version
 _MORE, _LONG, _COMMAND = 0x01, 0x02, 0x04
 #: Socket types a REP socket talks to (RFC 28/REQREP).
 PEER_TYPES = frozenset({b"REQ", b"DEALER"})
@@ -82,7 +83,7 @@ class RepConnection:
 
     def __init__(self) -> None:
         self._buffer = bytearray()
-        self._need = GREETING_SIZE      # bytes the parser waits for before it can progress
+        self._need = _VERSION_END       # bytes the parser waits for before it can progress
         self._state = "greeting"        # then "handshake", then "ready"
         self._out = bytearray(greeting() + ready(b"REP"))
         self._parts: list[bytes] = []   # frames of the message being received
@@ -153,6 +154,9 @@ class RepConnection:
                     self._parts = []
             elif self._state == "greeting":
                 if end - pos < GREETING_SIZE:
+                    # Signature and version first: a ZMTP 1 or 2 peer never sends 64 bytes.
+                    self._greeting(bytes(buffer[pos:end]))
+                    self._need = GREETING_SIZE
                     break
                 self._greeting(bytes(buffer[pos:pos + GREETING_SIZE]))
                 pos += GREETING_SIZE
@@ -205,15 +209,14 @@ class RepConnection:
         if data[10] < 3:
             raise ZmtpError(f"peer speaks ZMTP {data[10]}.x (libzmq older than 4.0); ZMTP 3 is needed")
         mechanism = data[12:32].rstrip(b"\x00")
-        if mechanism != b"NULL":
+        if len(data) == GREETING_SIZE and mechanism != b"NULL":
             raise ZmtpError(f"peer asks for the {mechanism.decode(errors='replace')!r} security mechanism; "
                             f"only NULL (no security) is served")
 
     def _handshake(self, body: bytes) -> None:
         name, data = _split_command(body)
         if name == b"ERROR":
-            reason = data[1:1 + data[0]] if data else b""
-            raise ZmtpError(f"peer refused the handshake: {reason.decode(errors='replace')}")
+            raise ZmtpError(f"peer refused the handshake: {_error_reason(data)}")
         if name != b"READY":
             raise ZmtpError(f"peer sent command {name!r} where the NULL handshake expects READY")
         props = parse_properties(data, "READY command")
@@ -227,8 +230,7 @@ class RepConnection:
         if name == b"PING":     # ZMTP 3.1 heartbeat: answer with the ping's context
             self._out += command(b"PONG", data[2:])
         elif name == b"ERROR":
-            reason = data[1:1 + data[0]] if data else b""
-            raise ZmtpError(f"peer reported an error: {reason.decode(errors='replace')}")
+            raise ZmtpError(f"peer reported an error: {_error_reason(data)}")
         # Other commands (PONG, SUBSCRIBE, ...) carry nothing a REP socket acts on.
 
     def _request(self, parts: list[bytes]) -> None:
@@ -250,6 +252,11 @@ class RepConnection:
 
 
 _DELIMITER = frame(b"", more=True)
+
+
+def _error_reason(data: bytes) -> str:
+    """The reason an ERROR command gives (1-byte length, text)."""
+    return (data[1:1 + data[0]] if data else b"").decode(errors="replace")
 
 
 def _split_command(body: bytes) -> tuple[bytes, bytes]:

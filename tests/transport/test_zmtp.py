@@ -130,6 +130,14 @@ def test_protocol_breaches_are_named(stream, words):
     assert words in str(info.value)
 
 
+@pytest.mark.parametrize("head, words", [(_peer_greeting(major=2)[:12], "ZMTP 2.x"),
+                                         (b"GET / HTTP/1.0\r\n", "not a ZeroMQ socket")])
+def test_old_or_foreign_peers_are_named_before_a_whole_greeting(head, words):
+    # A ZMTP 2 peer sends 12 bytes and waits: waiting for 64 would hang.
+    with pytest.raises(ZmtpError, match=words):
+        RepConnection().receive_data(head)
+
+
 def test_dealer_peers_are_served():
     conn = RepConnection()
     conn.receive_data(_peer_greeting() + zmtp.ready(b"DEALER"))
