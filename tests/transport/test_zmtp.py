@@ -164,14 +164,7 @@ def test_socket_address(endpoint, expected):
 
 def test_localhost_serves_an_ipv4_peer(free_tcp_endpoint):
     port = free_tcp_endpoint.rsplit(":", 1)[1]
-    thread = _echo(bind_rep(f"tcp://localhost:{port}"), 1)
-    sock = _req(f"tcp://127.0.0.1:{port}")
-    try:
-        sock.send(b"v4")
-        assert sock.recv() == b"4v"
-    finally:
-        sock.close()
-    thread.join(10)
+    _echo_through(bind_rep(f"tcp://localhost:{port}"), f"tcp://127.0.0.1:{port}")
 
 
 def test_auto_picks_the_transport(free_tcp_endpoint):
@@ -218,6 +211,20 @@ def _echo(rep, count):
     return thread
 
 
+def _echo_through(rep, endpoint, bodies=(b"batsim",)):
+    """Requests through ``rep`` from a libzmq REQ peer, each answered with its reverse."""
+    thread = _echo(rep, len(bodies))
+    sock = _req(endpoint)
+    try:
+        for body in bodies:
+            sock.send(body)
+            assert sock.recv() == body[::-1]
+    finally:
+        sock.close()
+    thread.join(10)
+    assert not thread.is_alive()
+
+
 def _req(endpoint, kind=zmq.REQ):
     sock = zmq.Context.instance().socket(kind)
     sock.setsockopt(zmq.LINGER, 0)
@@ -229,31 +236,13 @@ def _req(endpoint, kind=zmq.REQ):
 @pytest.mark.parametrize("transport", ["zmtp", "libzmq"])
 def test_libzmq_req_peer_all_sizes(transport, free_tcp_endpoint):
     sizes = [0, 1, 200, 255, 256, 65_535, 65_536, 3_000_000]
-    thread = _echo(bind_rep(free_tcp_endpoint, transport), len(sizes))
-    sock = _req(free_tcp_endpoint)
-    try:
-        for size in sizes:
-            body = os.urandom(size)
-            sock.send(body)
-            assert sock.recv() == body[::-1]
-    finally:
-        sock.close()
-    thread.join(10)
-    assert not thread.is_alive()
+    _echo_through(bind_rep(free_tcp_endpoint, transport), free_tcp_endpoint, [os.urandom(n) for n in sizes])
 
 
 def test_ipc_endpoints(tmp_path):
     path = tmp_path / "sched.sock"
     for endpoint in (f"ipc://{path}", f"ipc://@batsched-py-test-{os.getpid()}"):
-        thread = _echo(bind_rep(endpoint), 2)
-        sock = _req(endpoint)
-        try:
-            for body in (b"abc", b"x" * 100_000):
-                sock.send(body)
-                assert sock.recv() == body[::-1]
-        finally:
-            sock.close()
-        thread.join(10)
+        _echo_through(bind_rep(endpoint), endpoint, [b"abc", b"x" * 100_000])
         assert not path.exists()    # removed on close, as libzmq does
 
 
@@ -297,14 +286,7 @@ def test_probe_before_the_peer_is_tolerated(free_tcp_endpoint):
     host, port = free_tcp_endpoint[len("tcp://"):].rsplit(":", 1)
     socket.create_connection((host, int(port))).close()     # what a readiness check does
     assert rep.wait(0.05) is None
-    thread = _echo(rep, 1)
-    sock = _req(free_tcp_endpoint)
-    try:
-        sock.send(b"ab")
-        assert sock.recv() == b"ba"
-    finally:
-        sock.close()
-    thread.join(10)
+    _echo_through(rep, free_tcp_endpoint)
 
 
 def test_idle_stray_connection_does_not_block_the_peer(free_tcp_endpoint):
@@ -313,14 +295,7 @@ def test_idle_stray_connection_does_not_block_the_peer(free_tcp_endpoint):
     stray = socket.create_connection((host, int(port)))     # connects first and never speaks
     try:
         assert rep.wait(0.05) is None
-        thread = _echo(rep, 1)
-        sock = _req(free_tcp_endpoint)
-        try:
-            sock.send(b"batsim")
-            assert sock.recv() == b"mistab"
-        finally:
-            sock.close()
-        thread.join(10)
+        _echo_through(rep, free_tcp_endpoint)
         stray.settimeout(5)
         data = stray.recv(1024)
         while data:                 # our greeting, then the close once the peer was chosen
