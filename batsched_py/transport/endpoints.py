@@ -25,6 +25,8 @@ from .polling import recv_polling
 from .zmtp import RepConnection, ZmtpError
 
 TRANSPORTS = ("auto", "zmtp", "libzmq")
+# What SocketRep needs of the OS (Windows has neither): elsewhere, "auto" means libzmq.
+_PLAIN_SOCKETS = hasattr(select, "poll") and hasattr(socket, "MSG_DONTWAIT")
 _READ_SIZE = 1 << 16
 
 
@@ -61,10 +63,10 @@ def bind_rep(endpoint: str, transport: str = "auto", context: Optional[zmq.Conte
     if transport not in TRANSPORTS:
         raise ValueError(f"transport must be one of {', '.join(TRANSPORTS)}, got {transport!r}")
     address = None if context is not None or transport == "libzmq" else socket_address(endpoint)
-    if address is None:
+    if address is None or not _PLAIN_SOCKETS:
         if transport == "zmtp":
             raise OSError(f"cannot bind {endpoint}: the zmtp transport serves tcp://HOST:PORT and ipc://PATH "
-                          f"endpoints only (--transport libzmq for others)")
+                          f"endpoints on POSIX systems only (--transport libzmq for others)")
         return LibzmqRep(endpoint, context)
     return SocketRep(endpoint, *address)
 

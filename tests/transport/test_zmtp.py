@@ -179,6 +179,16 @@ def test_auto_picks_the_transport(free_tcp_endpoint):
     assert type(rep) is LibzmqRep
 
 
+def test_without_poll_and_msg_dontwait_auto_means_libzmq(monkeypatch, free_tcp_endpoint):
+    from batsched_py.transport import endpoints
+    monkeypatch.setattr(endpoints, "_PLAIN_SOCKETS", False)     # (as on Windows)
+    rep = bind_rep(free_tcp_endpoint)
+    rep.close()
+    assert type(rep) is LibzmqRep
+    with pytest.raises(OSError, match="on POSIX systems only"):
+        bind_rep(free_tcp_endpoint, "zmtp")
+
+
 def test_zmtp_refuses_endpoints_it_cannot_bind():
     with pytest.raises(OSError, match="cannot bind inproc://x: the zmtp transport serves tcp"):
         bind_rep("inproc://x", "zmtp")
