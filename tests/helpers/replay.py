@@ -34,6 +34,14 @@ def _first_difference(got, want, path="msg"):
     return None if got == want else f"{path}: {got!r} != {want!r}"
 
 
+def check_reply(exchange: int, request: dict, reply: dict, recorded: dict) -> None:
+    """Raise :class:`ReplayMismatch` if ``reply`` differs from the ``recorded`` one (as JSON values)."""
+    diff = _first_difference(reply, recorded)
+    if diff:
+        raise ReplayMismatch(f"exchange {exchange} (transcript line {2 * exchange + 2}, Batsim now="
+                             f"{request.get('now')}): {diff}")
+
+
 def replay_batsim_side(endpoint: str, transcript: list[dict], timeout: float = 10.0,
                        compare: bool = True,
                        on_reply: Optional[Callable[[int, dict, dict], None]] = None) -> list[dict]:
@@ -64,10 +72,7 @@ def replay_batsim_side(endpoint: str, transcript: list[dict], timeout: float = 1
             if on_reply is not None:
                 on_reply(i // 2, request["msg"], reply)
             if compare and recorded is not None:
-                diff = _first_difference(reply, recorded["msg"])
-                if diff:
-                    raise ReplayMismatch(f"exchange {i // 2} (transcript line {i + 2}, Batsim now="
-                                         f"{request['msg'].get('now')}): {diff}")
+                check_reply(i // 2, request["msg"], reply, recorded["msg"])
     finally:
         sock.close(linger=0)
     return replies
