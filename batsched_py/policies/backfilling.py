@@ -20,14 +20,16 @@ Speed (same decisions): a job other than the priority one only stays in the
 profile if it starts now, so with a stateless selector (lowest, contiguous,
 consolidation) EASY only tries the first slice for it (``Profile.insert_now``)
 and skips jobs larger than the hosts free now, instead of placing and removing
-them; times are exact fixed-point integers (profile.py).
+them; times are exact fixed-point integers (profile.py).  When jobs end, the priority job keeps
+its reservation instead of being removed and placed again whenever that would give it the same
+one (``EASY._reservation_stays``): about half of the completions on a loaded cluster.
 """
 from typing import Optional
 
 from ..scheduler import Job, register
 from .base import QueuePolicy
 from .profile import _SCALE, INF, Placement, Profile, fixed
-from .selection import is_stateless
+from .selection import is_stateless, lowest
 
 
 class Backfilling(QueuePolicy):
@@ -66,8 +68,13 @@ class Backfilling(QueuePolicy):
     def begin_message(self) -> list[Job]:
         """Common start of a decision: drop ended jobs, admit new ones, move the present."""
         profile = self.profile
+        freed_until = 0          # (fixed point) when the reservations of the ended jobs would have ended
         for job in self.ended:
+            begin = profile.placed.get(job.id)
+            freed_until = INF if begin is None or job.walltime is None else max(freed_until,
+                                                                                begin + fixed(job.walltime))
             profile.remove(job.id)
+        self.freed_until = freed_until
         admitted = [job for job in self.released if self.admit(job)] if self.released else []
         now = self.now
         first = profile.slices[0]
@@ -155,6 +162,7 @@ class EASY(Backfilling):
         free = profile.slices[0].available.bit_count()   # (batsched does not update it in this loop)
         if free <= 0:
             return
+        keep_priority = priority is priority_before and self._reservation_stays(priority)
         now_count = free           # hosts available in the first slice (a job needs res of them)
         i = 0
         while i < len(queue):
@@ -175,6 +183,9 @@ class EASY(Backfilling):
                 if not self.starts_now(job, select):
                     i += 1
                     continue
+            if job is priority and keep_priority:
+                i += 1                  # (removed and placed again, it would land where it is)
+                continue
             profile.remove(job.id)
             p = self.place(job)
             if p is not None and p.starts_now:
@@ -186,6 +197,21 @@ class EASY(Backfilling):
                 if job is not priority:
                     profile.remove(job.id)
                 i += 1
+
+    def _reservation_stays(self, job: Optional[Job]) -> bool:
+        """Whether removing the priority ``job`` and placing it again would give it the same
+        reservation (its begin R and hosts), so that both can be skipped.  It does when:
+        the hooks and the ``lowest`` selector are the plain ones; R is in the future; the jobs
+        that ended this message were to end by R (so nothing changed from R on); and the job
+        fits nowhere earlier.  Since the job was placed, other jobs only took hosts it did not
+        hold, and ``lowest`` picks the same lowest hosts from any subset of the available ones
+        that still holds them."""
+        if job is None or not self.plain_hooks or self.select is not lowest or self.replan:
+            return False
+        profile = self.profile
+        begin = profile.placed.get(job.id)
+        return (begin is not None and begin > profile.slices[0].begin and self.freed_until <= begin
+                and not profile.fits_before(job.id, job.res, job.walltime, begin))
 
     def _sort_keeping_priority(self, before: Optional[Job]) -> Optional[Job]:
         """Sort the queue; if the head changed, give the new head its reservation, starting it

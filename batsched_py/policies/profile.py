@@ -226,6 +226,31 @@ class Profile:
                     return hosts, j
         return None
 
+    def fits_before(self, job_id: str, res: int, walltime: float, limit: int) -> bool:
+        """Whether ``res`` of the hosts available over ``walltime`` could be found from a slice
+        beginning before ``limit``, the job's own hosts given back: whether the job, removed and
+        inserted again with a selector that takes any such hosts (``lowest``), would move earlier."""
+        slices = self.slices
+        wall = fixed(walltime)
+        for i in range(len(slices)):
+            s = slices[i]
+            if s.begin >= limit:
+                return False
+            avail = s.available | s.jobs.get(job_id, 0)
+            if avail.bit_count() < res:
+                continue
+            until = s.begin + wall
+            j = i
+            while slices[j].end < until:
+                j += 1
+                nxt = slices[j]
+                avail &= nxt.available | nxt.jobs.get(job_id, 0)
+                if avail.bit_count() < res:
+                    break
+            else:
+                return True
+        return False
+
     def remove(self, job_id: str) -> bool:
         """Give the job's hosts back from every slice it occupies; False if it was not there."""
         begin = self.placed.pop(job_id, None)
