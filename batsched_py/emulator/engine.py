@@ -70,6 +70,10 @@ from .workload import Job, Workload, make_job, unsupported_jobs_error
 __all__ = ["Engine", "EngineOptions", "Exchange", "PROGRESS_EVERY"]
 
 Exchange = Callable[[p.Message], p.Message]
+
+
+def _released(message: p.Message) -> p.Message:
+    raise EmulatorError("this engine's run is over and released")
 # Batsim's waiter never sleeps less than this (smaller sleeps "did not affect" SimGrid, it says).
 MIN_WAIT = 1e-5
 # on_progress is called every this many finished (or rejected) jobs, and once at the end.
@@ -325,6 +329,27 @@ class Engine:
             self.machines.job_submitted(self.tl.now)
 
     # ------------------------------------------------------------------ main loop
+
+    def release(self) -> None:
+        """Drop what the run built, once its result is taken.  Timeline actions and the engine's
+        tables refer back to the engine through its bound methods: without this, a finished run
+        (its jobs, the policy and its view) stayed alive until the next full cyclic collection,
+        and a loop of simulations held twice the memory."""
+        for job in self.jobs.values():
+            job.actions = ()
+        self.jobs = {}
+        self.workloads = {}
+        self.tl = Timeline()
+        self.exchange = _released
+        self._decisions = {}
+        self._compute_host_senders = set()
+        self._ready_put = (_released, None)
+        self._put_now = self._mailbox.append
+        self._mailbox.clear()
+        self._deferred = []
+        self._readers = []
+        self._check_read = None
+        self._out = []
 
     def run(self) -> None:
         begins = p.SimulationBegins(

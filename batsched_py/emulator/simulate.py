@@ -123,26 +123,29 @@ def _run_engine(platform, workloads, exchange, output_prefix, energy, events, mm
     engine = Engine(plat, wls, evs, machines, writers, exchange, options, update)
     complete, error = False, None
     try:
-        engine.run()
-        complete = True
-    except EmulatorError as exc:
-        error = str(exc)
-        raise
-    except Exception as exc:   # scheduler crash, protocol error: still leave evidence
-        error = f"{type(exc).__name__}: {exc}"
-        raise
+        try:
+            engine.run()
+            complete = True
+        except EmulatorError as exc:
+            error = str(exc)
+            raise
+        except Exception as exc:   # scheduler crash, protocol error: still leave evidence
+            error = f"{type(exc).__name__}: {exc}"
+            raise
+        finally:
+            close_bar()
+            if writers is not None:
+                writers.close(engine.now, machines.stats(engine.now), nb_jobs=engine.nb_submitted,
+                              scheduling_time=engine.exchange_time, simulation_time=time.perf_counter() - started,
+                              complete=complete, error=error)
+        return SimulationResult(
+            end_time=engine.now,
+            consumed_energy=machines.consumed_energy(engine.now) if energy else None,
+            jobs={j.id: _outcome(j) for j in engine.jobs.values()},
+            output_prefix=Path(output_prefix) if output_prefix is not None else None,
+            messages=engine.messages, complete=complete)
     finally:
-        close_bar()
-        if writers is not None:
-            writers.close(engine.now, machines.stats(engine.now), nb_jobs=engine.nb_submitted,
-                          scheduling_time=engine.exchange_time, simulation_time=time.perf_counter() - started,
-                          complete=complete, error=error)
-    return SimulationResult(
-        end_time=engine.now,
-        consumed_energy=machines.consumed_energy(engine.now) if energy else None,
-        jobs={j.id: _outcome(j) for j in engine.jobs.values()},
-        output_prefix=Path(output_prefix) if output_prefix is not None else None,
-        messages=engine.messages, complete=complete)
+        engine.release()
 
 
 @contextmanager

@@ -104,3 +104,27 @@ def test_kill_on_a_modelled_network_warns(tmp_path):
     with pytest.warns(NetworkNotModelledWarning, match="KILL_JOB.*killer"):
         result = simulate(platform, [workload], exchange)
     assert result.jobs["w0!1"].final_state == "COMPLETED_KILLED"
+
+
+@pytest.mark.parametrize("energy", [False, True])
+def test_a_finished_run_is_freed_without_the_cyclic_collector(energy, tmp_path):
+    """Jobs, the engine and the policy's view go as soon as the result is taken: a loop of runs
+    (comparisons, learning episodes) must not hold the previous runs until a full collection."""
+    import gc
+    workload = ROOT / "workloads" / "kth_sp2_first2000.json"
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    gc.disable()
+    try:
+        result = simulate(NO_NET, [workload], create("easy"), output_prefix=tmp_path / "out", energy=energy)
+        assert len(result.jobs) == 2000
+        del result
+        gc.collect()
+        kept = {f"{type(o).__module__}.{type(o).__qualname__}" for o in gc.garbage}
+    finally:
+        gc.garbage.clear()
+        gc.set_debug(0)
+        gc.enable()
+    for name in ("batsched_py.emulator.engine.Engine", "batsched_py.emulator.workload.Job",
+                 "batsched_py.scheduler.view.Job", "batsched_py.policies.backfilling.EASY"):
+        assert name not in kept
