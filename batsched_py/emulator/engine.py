@@ -70,10 +70,6 @@ from .workload import Job, Workload, make_job, unsupported_jobs_error
 __all__ = ["Engine", "EngineOptions", "Exchange", "PROGRESS_EVERY"]
 
 Exchange = Callable[[p.Message], p.Message]
-
-
-def _released(message: p.Message) -> p.Message:
-    raise EmulatorError("this engine's run is over and released")
 # Batsim's waiter never sleeps less than this (smaller sleeps "did not affect" SimGrid, it says).
 MIN_WAIT = 1e-5
 # on_progress is called every this many finished (or rejected) jobs, and once at the end.
@@ -163,6 +159,11 @@ class _Plan:
         self.first_load = 0.0 if not tasks or tasks[0][0].kind == "delay" else 1.0
         self.rates = [_task_rate(t, uniform_speed, 0) if uniform_speed is not None and t.kind == "cpu"
                       and not t.total else None for t, _ in tasks]
+
+
+def _released(message: p.Message) -> p.Message:
+    """The exchange of a released engine (Engine.release)."""
+    raise EmulatorError("this engine's run is over and released")
 
 
 class Engine:

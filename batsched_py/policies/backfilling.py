@@ -68,13 +68,8 @@ class Backfilling(QueuePolicy):
     def begin_message(self) -> list[Job]:
         """Common start of a decision: drop ended jobs, admit new ones, move the present."""
         profile = self.profile
-        freed_until = 0          # (fixed point) when the reservations of the ended jobs would have ended
         for job in self.ended:
-            begin = profile.placed.get(job.id)
-            freed_until = INF if begin is None or job.walltime is None else max(freed_until,
-                                                                                begin + fixed(job.walltime))
             profile.remove(job.id)
-        self.freed_until = freed_until
         admitted = [job for job in self.released if self.admit(job)] if self.released else []
         now = self.now
         first = profile.slices[0]
@@ -113,9 +108,17 @@ def _after(begin: int, deadline: float) -> bool:
 class EASY(Backfilling):
     description = "EASY backfilling: reservation for the queue head only (batsched easy_bf)"
 
+    keeps_reservations = False      # (set when the simulation begins, see _reservation_stays)
+
+    def on_simulation_begins(self, event) -> None:
+        super().on_simulation_begins(event)
+        self.keeps_reservations = self.plain_hooks and self.select is lowest
+
     def decide(self) -> None:
         queue = self.queue
         priority_before = queue[0] if queue else None
+        # Read before begin_message removes the ended jobs from the profile.
+        freed_until = self._reservations_end(self.ended) if self.ended and self.keeps_reservations else INF
         admitted = self.begin_message()
         if self.order is None and (queue[0] if queue else None) is priority_before:
             priority = priority_before      # (what _sort_keeping_priority would find)
@@ -162,7 +165,7 @@ class EASY(Backfilling):
         free = profile.slices[0].available.bit_count()   # (batsched does not update it in this loop)
         if free <= 0:
             return
-        keep_priority = priority is priority_before and self._reservation_stays(priority)
+        keep_priority = priority is priority_before and self._reservation_stays(priority, freed_until)
         now_count = free           # hosts available in the first slice (a job needs res of them)
         i = 0
         while i < len(queue):
@@ -198,19 +201,30 @@ class EASY(Backfilling):
                     profile.remove(job.id)
                 i += 1
 
-    def _reservation_stays(self, job: Optional[Job]) -> bool:
+    def _reservations_end(self, jobs: list[Job]) -> "int | float":
+        """When the reservations of ``jobs`` would have ended (fixed point; INF if one has none)."""
+        placed = self.profile.placed
+        end: "int | float" = 0
+        for job in jobs:
+            begin = placed.get(job.id)
+            if begin is None or job.walltime is None:
+                return INF
+            end = max(end, begin + fixed(job.walltime))
+        return end
+
+    def _reservation_stays(self, job: Optional[Job], freed_until: "int | float") -> bool:
         """Whether removing the priority ``job`` and placing it again would give it the same
         reservation (its begin R and hosts), so that both can be skipped.  It does when:
-        the hooks and the ``lowest`` selector are the plain ones; R is in the future; the jobs
-        that ended this message were to end by R (so nothing changed from R on); and the job
-        fits nowhere earlier.  Since the job was placed, other jobs only took hosts it did not
-        hold, and ``lowest`` picks the same lowest hosts from any subset of the available ones
-        that still holds them."""
-        if job is None or not self.plain_hooks or self.select is not lowest or self.replan:
+        the hooks and the ``lowest`` selector are the plain ones (keeps_reservations); R is in
+        the future; the jobs that ended this message were to end by R (``freed_until``, so
+        nothing changed from R on); and the job fits nowhere earlier.  Since the job was placed,
+        other jobs only took hosts it did not hold, and ``lowest`` picks the same lowest hosts
+        from any subset of the available ones that still holds them."""
+        if job is None or self.replan:
             return False
         profile = self.profile
         begin = profile.placed.get(job.id)
-        return (begin is not None and begin > profile.slices[0].begin and self.freed_until <= begin
+        return (begin is not None and begin > profile.slices[0].begin and freed_until <= begin
                 and not profile.fits_before(job.id, job.res, job.walltime, begin))
 
     def _sort_keeping_priority(self, before: Optional[Job]) -> Optional[Job]:

@@ -46,7 +46,7 @@ def test_fits_before_says_whether_reinsertion_moves_the_job_earlier(jobs, remove
 
 
 class EasyWithoutShortcut(EASY):
-    def _reservation_stays(self, job):
+    def _reservation_stays(self, job, freed_until):
         return False
 
 
@@ -73,8 +73,8 @@ def test_easy_decides_the_same_with_and_without_the_shortcut(seed, tmp_path):
     kept = []
 
     class Counting(EASY):
-        def _reservation_stays(self, job):
-            stays = super()._reservation_stays(job)
+        def _reservation_stays(self, job, freed_until):
+            stays = super()._reservation_stays(job, freed_until)
             kept.append(stays)
             return stays
 
