@@ -10,9 +10,9 @@ start a job on busy hosts, so the exchange stays realistic for any policy.
 Timed: from just before ``send`` to just after ``recv`` of each message (JSON encoding of the
 request and decoding of the reply are outside), SIMULATION_BEGINS and SIMULATION_ENDS excluded.
 
-    python scripts/bench_serve.py                    # easy (if registered, else fcfs) vs pybatsim easyBackfill
-    python scripts/bench_serve.py --scheduler fcfs --jobs 2000 --runs 5
-    python scripts/bench_serve.py --no-pybatsim --profile prof.out   # cProfile our server
+    python scripts/bench_serve.py                    # our fcfs and easy vs pybatsim easyBackfill
+    python scripts/bench_serve.py --scheduler easy --jobs 2000 --runs 5
+    python scripts/bench_serve.py --scheduler easy --no-pybatsim --profile prof.out   # cProfile our server
     python scripts/bench_serve.py --server-python /path/to/venv/bin/python   # also an installed (compiled) build
 """
 from __future__ import annotations
@@ -354,15 +354,17 @@ def installed_build(python: str) -> str:
     return f"batsched-py (compiled: {count} modules)" if count else "batsched-py (pure, installed)"
 
 
-def default_scheduler() -> str:
+def unknown_schedulers(names: list[str]) -> list[str]:
     sys.path.insert(0, str(ROOT))
     from batsched_py.scheduler import available
-    return "easy" if "easy" in available() else "fcfs"
+    return [name for name in names if name not in available()]
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--scheduler", default=None, help="our policy (default: easy if registered, else fcfs)")
+    ap.add_argument("--scheduler", nargs="+", default=["fcfs", "easy"], metavar="NAME",
+                    help="our policies (default: %(default)s: the round-trip target names FCFS or EASY, "
+                         "against pybatsim's easyBackfill)")
     ap.add_argument("--jobs", type=int, default=5000)
     ap.add_argument("--hosts", type=int, default=64)
     ap.add_argument("--runs", type=int, default=3, help="runs per server (default %(default)s)")
@@ -381,20 +383,27 @@ def main(argv=None) -> int:
     ap.add_argument("--profile", metavar="FILE", help="run our server under cProfile, stats to FILE (one run)")
     ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     args = ap.parse_args(argv)
-    scheduler = args.scheduler or default_scheduler()
+    unknown = unknown_schedulers(args.scheduler)
+    if unknown:
+        ap.error(f"unknown scheduler(s) {', '.join(unknown)} (see batsched-py list-schedulers)")
+    if args.profile and len(args.scheduler) > 1:
+        ap.error("--profile times one policy: give a single --scheduler")
     jobs, profiles = make_workload(args.jobs, args.hosts, args.seed, args.load)
     print(f"workload: {len(jobs)} delay jobs, {args.hosts} hosts, load {args.load}, seed {args.seed}; "
           f"{args.runs} run(s) per server", file=sys.stderr)
 
     # (label, command for an endpoint, whether batsched_py comes from this checkout)
-    servers = [(f"batsched-py {scheduler}", lambda ep: ours_command(scheduler, ep, args.profile, 0.0), True)]
-    if args.busy_wait and not args.profile:
-        servers.append((f"batsched-py {scheduler} --busy-wait {args.busy_wait:g}",
-                        lambda ep: ours_command(scheduler, ep, None, args.busy_wait), True))
-        if args.server_python:
-            servers.append((f"{installed_build(args.server_python)} {scheduler} --busy-wait {args.busy_wait:g}",
-                            lambda ep: ours_command(scheduler, ep, None, args.busy_wait, args.server_python),
-                            False))
+    servers = []
+    build = installed_build(args.server_python) if args.server_python else None
+    for name in args.scheduler:
+        servers.append((f"batsched-py {name}", lambda ep, name=name: ours_command(name, ep, args.profile, 0.0), True))
+        if args.busy_wait and not args.profile:
+            servers.append((f"batsched-py {name} --busy-wait {args.busy_wait:g}",
+                            lambda ep, name=name: ours_command(name, ep, None, args.busy_wait), True))
+            if build:
+                servers.append((f"{build} {name} --busy-wait {args.busy_wait:g}",
+                                lambda ep, name=name: ours_command(name, ep, None, args.busy_wait,
+                                                                   args.server_python), False))
     references = []
     if not args.no_pybatsim and not args.profile:
         for name in args.pybatsim:

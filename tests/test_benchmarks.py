@@ -25,22 +25,25 @@ def test_bench_serve_prints_round_trips_and_floors(tmp_path):
     done = _run("scripts/bench_serve.py", "--jobs", "300", "--runs", "1", "--json", str(out),
                 "--server-python", sys.executable)
     assert done.returncode == 0, done.stderr
-    assert "batsched-py easy" in done.stdout
     assert not (ROOT / "out_events.csv").exists()      # (pybatsim runs in a scratch directory)
     figures = json.loads(out.read_text())
-    ours = figures["batsched-py easy"]
-    assert ours["runs"][0]["executed"] == 300 and ours["median"] > 0
-    polling = figures["batsched-py easy --busy-wait 1000"]
-    assert polling["runs"][0]["executed"] == 300 and polling["median"] > 0
-    installed = [label for label in figures if label.startswith("batsched-py (")]
-    assert len(installed) == 1 and figures[installed[0]]["runs"][0]["executed"] == 300, installed
+    for policy in ("fcfs", "easy"):      # (the default policies: the target names FCFS or EASY)
+        for label in (f"batsched-py {policy}", f"batsched-py {policy} --busy-wait 1000"):
+            assert figures[label]["runs"][0]["executed"] == 300 and figures[label]["median"] > 0, label
+        installed = [label for label in figures if label.startswith("batsched-py (") and f" {policy} " in label]
+        assert len(installed) == 1 and figures[installed[0]]["runs"][0]["executed"] == 300, installed
     for transport in ("libzmq", "zmtp"):
         assert figures[f"echo_floor_{transport}_block"] > 0 and figures[f"echo_floor_{transport}_poll"] > 0
     if "pybatsim easyBackfill" in figures:   # installed by .ci/run
         assert figures["pybatsim easyBackfill"]["runs"][0]["executed"] == 300
-        for label in ("batsched-py easy", "batsched-py easy --busy-wait 1000"):
+        for label in ("batsched-py fcfs", "batsched-py easy --busy-wait 1000"):
             assert f"ratio {label} / pybatsim easyBackfill: median" in done.stdout
             assert figures[f"ratio_median {label}"] > 0
+
+
+def test_bench_serve_refuses_unknown_policies():
+    done = _run("scripts/bench_serve.py", "--scheduler", "easy", "no-such-policy")
+    assert done.returncode == 2 and "unknown scheduler(s) no-such-policy" in done.stderr
 
 
 @pytest.mark.slow

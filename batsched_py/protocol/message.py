@@ -1,6 +1,7 @@
 """Whole protocol messages: ``{"now": t, "events": [...]}``, decoded, checked and encoded."""
 import json
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional
 
@@ -66,11 +67,25 @@ def _refuse_constant(name: str):
 
 _DECODER = json.JSONDecoder(parse_constant=_refuse_constant)  # built once: json.loads(**kw) builds one per call
 
+try:    # the optional accelerator (pip install 'batsched_py[fast]'): parses about 3x faster
+    from orjson import JSONDecodeError as _FastError, loads as _fast_loads
+except ImportError:     # pragma: no cover - exercised by the tests that hide it
+    _fast_loads = None
 
-def decode_message(raw: bytes | str | dict, sender: Optional[str] = None) -> Message:
-    """Parse one message; ``sender`` ("batsim" or "scheduler") also checks event directions."""
-    if sender not in (None, BATSIM, SCHEDULER):
-        raise ValueError(f"sender must be {BATSIM!r} or {SCHEDULER!r}")
+# orjson reads an integer beyond 64 bits as a float, where json keeps it exact: text holding a run
+# of 19 digits (which such an integer has) takes json.  What orjson refuses (NaN, 1e400, lone
+# surrogates, invalid text) also goes to json, which accepts it or names the fault: both readers
+# give the same result on every input.
+_LONG_NUMBER = re.compile(rb"[0-9]{19}").search
+
+
+def _parse(raw: object) -> Any:
+    """The JSON value of ``raw`` (bytes or str; anything else is taken as already parsed)."""
+    if raw.__class__ is bytes and _fast_loads is not None and not _LONG_NUMBER(raw):
+        try:
+            return _fast_loads(raw)
+        except _FastError:
+            pass
     if isinstance(raw, (bytes, bytearray, memoryview)):
         try:
             raw = (raw if isinstance(raw, bytes) else bytes(raw)).decode("utf-8")
@@ -78,10 +93,17 @@ def decode_message(raw: bytes | str | dict, sender: Optional[str] = None) -> Mes
             raise ProtocolError(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     if isinstance(raw, str):
         try:
-            raw = _DECODER.decode(raw)
+            return _DECODER.decode(raw)
         except (ValueError, RecursionError) as exc:  # ValueError: JSONDecodeError, int over 4300 digits
             raise ProtocolError(f"not valid JSON ({exc})") from None
-    data = f.require_object(raw, "message")
+    return raw
+
+
+def decode_message(raw: bytes | str | dict, sender: Optional[str] = None) -> Message:
+    """Parse one message; ``sender`` ("batsim" or "scheduler") also checks event directions."""
+    if sender not in (None, BATSIM, SCHEDULER):
+        raise ValueError(f"sender must be {BATSIM!r} or {SCHEDULER!r}")
+    data = f.require_object(_parse(raw), "message")
     now = f.number(data, "now", "message")      # (finite: f.number refuses the rest)
     if now < 0:
         raise ProtocolError(f"now must be a finite non-negative number, got {now}", "message.now")

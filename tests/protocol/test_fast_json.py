@@ -1,0 +1,106 @@
+"""The optional orjson reader ('batsched_py[fast]') gives what the standard json reader gives.
+
+Decoding must not depend on whether the accelerator is installed: the same bytes give the same
+message (same types, same float bits) or the same ProtocolError, word for word.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from batsched_py import protocol as p
+from batsched_py.protocol import message
+
+pytest.importorskip("orjson")
+
+SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def parsed(raw: bytes, fast: bool) -> str:
+    """What decoding ``raw`` gives with or without the accelerator, as text: the repr of the JSON
+    value and of the message (repr tells -0.0 from 0.0 and 1 from 1.0), or the error."""
+    saved = message._fast_loads
+    message._fast_loads = saved if fast else None
+    try:
+        try:
+            value = repr(message._parse(raw))
+        except p.ProtocolError as exc:
+            return f"error: {exc}"
+        try:
+            return value + " -> " + repr(p.decode_message(raw))
+        except p.ProtocolError as exc:
+            return value + f" -> error: {exc}"
+    finally:
+        message._fast_loads = saved
+
+
+def same_either_way(raw: bytes) -> None:
+    assert parsed(raw, fast=True) == parsed(raw, fast=False)
+
+
+@SETTINGS
+@given(st.binary(max_size=200))
+@example(b"\xef\xbb\xbf{}")                 # UTF-8 byte order mark
+@example(b'"\xed\xa0\x80"')                 # an encoded surrogate: not UTF-8
+@example(b"[" * 5000)                       # deeper than orjson reads
+def test_any_bytes(raw):
+    same_either_way(raw)
+
+
+json_scalars = (st.none() | st.booleans() | st.integers(min_value=-(2 ** 80), max_value=2 ** 80)
+                | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=12))
+json_values = st.recursive(json_scalars, lambda kids: st.lists(kids, max_size=4)
+                           | st.dictionaries(st.text(max_size=8), kids, max_size=4), max_leaves=20)
+
+
+@SETTINGS
+@given(json_values, st.booleans())
+def test_any_json_value(value, ascii_only):
+    same_either_way(json.dumps(value, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass"))
+    same_either_way(json.dumps({"now": 1.0, "events": [{"timestamp": 1.0, "type": "NOTIFY",
+                                                        "data": {"type": "x", "v": value}}]}).encode())
+
+
+@SETTINGS
+@given(st.from_regex(r"-?(0|[1-9][0-9]{0,24})(\.[0-9]{1,30})?([eE][+-]?[0-9]{1,3})?", fullmatch=True))
+@example("123456789012345678901234567890")   # beyond 64 bits: orjson would make it a float
+@example("-9223372036854775809")
+@example("18446744073709551616")
+@example("1e400")                            # json: inf (then refused as a time); orjson refuses it
+@example("2.2250738585072011e-308")
+@example("9007199254740993.0")
+def test_numbers(literal):
+    same_either_way(literal.encode())
+    same_either_way(b'{"now": %s, "events": []}' % literal.encode())
+
+
+@pytest.mark.parametrize("raw", [
+    b'{"now": NaN, "events": []}', b'{"now": Infinity, "events": []}', b'"\\ud800"',
+    b'{"a": 1, "a": 2}', b' {"now": 0, "events": []} ', b'{"now": 1.5, "events": [],}',
+    b'{"now": 1.5, "events": [{"timestamp": 1.5, "type": "JOB_COMPLETED", "data": {"job_id": "w!1234567890123456789", '
+    b'"job_state": "COMPLETED_SUCCESSFULLY", "return_code": 0, "alloc": "0-3"}}]}',
+])
+def test_edge_cases(raw):
+    same_either_way(raw)
+
+
+def test_the_accelerator_reads_batsim_messages(monkeypatch):
+    """Installed, it is what reads a plain message; a run of 19 digits goes to json instead."""
+    calls = []
+    fast = message._fast_loads
+
+    def spy(raw):
+        calls.append(raw)
+        return fast(raw)
+
+    monkeypatch.setattr(message, "_fast_loads", spy)
+    plain = b'{"now": 2.5, "events": [{"timestamp": 2.5, "type": "JOB_SUBMITTED", "data": {"job_id": "w0!1", ' \
+            b'"job": {"id": "w0!1", "subtime": 2.5, "res": 4, "profile": "p", "walltime": 100}}}]}'
+    assert p.decode_message(plain).events[0].job.res == 4
+    assert calls == [plain]
+    big = b'{"now": 2.5, "events": [], "x": 12345678901234567890123}'
+    assert p.decode_message(big).now == 2.5
+    assert calls == [plain]
