@@ -11,7 +11,6 @@ import json
 import os
 import pickle
 import runpy
-import shutil
 import subprocess
 import sys
 import sysconfig
@@ -26,6 +25,7 @@ from batsched_py.emulator import simulate
 from batsched_py.policies.backfilling import EASY
 from batsched_py.scheduler import Session
 from helpers import GOLDEN
+from helpers.build import build_wheel, run
 from tests.policies.test_emulated_schedules import differences
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -111,45 +111,33 @@ def test_missing_mypy_is_a_one_line_message(monkeypatch):
         mypyc_extensions(["bdist_wheel"])
 
 
-def _run(cmd: list, **kwargs) -> subprocess.CompletedProcess:
-    done = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=600, **kwargs)
-    assert done.returncode == 0, f"{' '.join(map(str, cmd))}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-    return done
-
-
 @pytest.mark.slow
 def test_compiled_wheel_in_a_fresh_venv(tmp_path):
     if find_spec("mypyc") is None:
         pytest.skip("mypy (with mypyc) is not installed: pip install -e '.[dev]'")
-    # The build writes build/, .mypy_cache/ and an egg-info beside its sources: build a copy.
-    src = tmp_path / "src"
-    shutil.copytree(ROOT / "batsched_py", src / "batsched_py", ignore=shutil.ignore_patterns("__pycache__", "*.so"))
-    for name in ("setup.py", "setup.cfg", "pyproject.toml", "README.md"):
-        shutil.copy(ROOT / name, src / name)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}   # (would shadow the venv's install)
-    _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-build-isolation", "--no-deps", "-w", tmp_path / "dist",
-          src], env=dict(env, BATSCHED_PY_COMPILE="1"))
-    wheel, = (tmp_path / "dist").glob("batsched_py-*.whl")
+    wheel = build_wheel(tmp_path, dict(env, BATSCHED_PY_COMPILE="1"))   # (also writes .mypy_cache/ by its sources)
     assert "-none-any" not in wheel.name
+    src = tmp_path / "src"
 
     venv = tmp_path / "venv"
-    _run([sys.executable, "-m", "venv", "--system-site-packages", venv])
+    run([sys.executable, "-m", "venv", "--system-site-packages", venv])
     python = venv / "bin" / "python"
-    _run([python, "-m", "pip", "install", "-q", "--no-deps", "--no-index", wheel], env=env)
-    site = Path(_run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], env=env).stdout.strip())
+    run([python, "-m", "pip", "install", "-q", "--no-deps", "--no-index", wheel], env=env)
+    site = Path(run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], env=env).stdout.strip())
     # The tests import ``tests.helpers``: the repository goes on sys.path *after* the venv's
     # site-packages (a .pth file), so ``batsched_py`` is still the wheel's, not the sources here.
     (site / "batsched_py_tests.pth").write_text(f"{ROOT}\n")
 
     probe = ("import json, batsched_py, batsched_py.emulator.engine as e; "
              "print(json.dumps([batsched_py.__file__, e.__file__, batsched_py.compiled_modules()]))")
-    init, engine, compiled = json.loads(_run([python, "-c", probe], cwd=tmp_path, env=env).stdout)
+    init, engine, compiled = json.loads(run([python, "-c", probe], cwd=tmp_path, env=env).stdout)
     assert Path(init).is_relative_to(site) and engine.endswith(sysconfig.get_config_var("EXT_SUFFIX"))
     assert compiled == EXPECTED
-    version = _run([venv / "bin" / "batsched-py", "--version"], cwd=tmp_path, env=env).stdout
+    version = run([venv / "bin" / "batsched-py", "--version"], cwd=tmp_path, env=env).stdout
     assert f"(compiled: {len(EXPECTED)} modules)" in version
 
-    tests = _run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow",
+    tests = run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow",
                   *(ROOT / t for t in IN_VENV)], cwd=tmp_path, env=env)
     assert " passed" in tests.stdout, tests.stdout[-2000:]
 

@@ -1,0 +1,27 @@
+"""Building the package as pip would, from a copy of the sources (the build writes build/ and an
+egg-info beside them, which must not land in the checkout)."""
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def build_wheel(tmp_path: Path, env: dict) -> Path:
+    """The wheel of a copy of this checkout's sources, built without isolation under ``env``."""
+    src = tmp_path / "src"
+    shutil.copytree(ROOT / "batsched_py", src / "batsched_py", ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    for name in ("setup.py", "setup.cfg", "pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
+    run([sys.executable, "-m", "pip", "wheel", "-q", "--no-build-isolation", "--no-deps", "-w", tmp_path / "dist",
+         src], env=env)
+    wheel, = (tmp_path / "dist").glob("batsched_py-*.whl")
+    return wheel
+
+
+def run(cmd: list, **kwargs) -> subprocess.CompletedProcess:
+    """Run ``cmd``; on failure, fail with its command line and the end of its output."""
+    done = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=600, **kwargs)
+    assert done.returncode == 0, f"{' '.join(map(str, cmd))}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done
