@@ -88,7 +88,7 @@ def machine_metrics(source: str | Path, makespan: float,
         hosts = host_powers(platform)
         if hosts:
             h = hosts[0]
-            on, off = (h.state_w("on"), h.state_w("off")) if h.sleep_pstates else (0.0, 0.0)
+            on, off = (h.state_w("on"), h.state_w("off")) if h.can_sleep else (0.0, 0.0)
             out["energy_wasted"] = (times["idle"] * h.idle_w + times["switching_on"] * on
                                     + times["switching_off"] * off)
     pstate_path = output_path(source, "pstate_changes")

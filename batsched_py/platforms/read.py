@@ -1,14 +1,16 @@
 """Read energy properties of a Batsim 4 platform (used by metrics).
 
-Only what wasted-energy accounting needs: per compute host, the pstates'
-``idle:epsilon:allcores`` watts, the sleep/off/on pstate indices and the
-default pstate. Master hosts (id ``master_host`` or role=master) are skipped.
+Only what wasted-energy accounting needs: per compute host, its energy model (read and checked
+as a scheduler reads it, :func:`..scheduler.power.read_power_model`) and its default pstate.
+Master hosts (id ``master_host`` or role=master) are skipped.
 """
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..scheduler.power import PowerModel, PowerModelError, read_power_model
 
 
 class PlatformError(ValueError):
@@ -18,24 +20,28 @@ class PlatformError(ValueError):
 @dataclass(frozen=True)
 class HostPower:
     host: str
-    wattages: tuple[tuple[float, float, float], ...]
+    model: PowerModel
     default_pstate: int
-    sleep_pstates: tuple[int, int, int] | None
 
     @property
     def idle_w(self) -> float:
-        return self.wattages[self.default_pstate][0]
+        return self.model.pstates[self.default_pstate].idle
 
     @property
     def compute_w(self) -> float:
-        return self.wattages[self.default_pstate][2]
+        return self.model.pstates[self.default_pstate].all_cores
+
+    @property
+    def can_sleep(self) -> bool:
+        return self.model.can_sleep()
 
     def state_w(self, which: str) -> float:
-        """Watts while sleeping / switching off / switching on."""
-        if self.sleep_pstates is None:
+        """Watts while sleeping / switching off / switching on (its first sleep_pstates entry)."""
+        if not self.model.sleep:
             return float("nan")
-        index = self.sleep_pstates[("sleep", "off", "on").index(which)]
-        return self.wattages[index][0]
+        first = self.model.sleep[0]
+        index = {"sleep": first.sleep, "off": first.switch_off, "on": first.switch_on}[which]
+        return self.model.pstates[index].idle
 
 
 def parse_xml(path: str | Path) -> ET.ElementTree:
@@ -57,38 +63,24 @@ def parse_xml(path: str | Path) -> ET.ElementTree:
         raise PlatformError(f"{path}:{line + skipped}:{col}: invalid XML ({reason})") from None
 
 
-def parse_wattages(text: str, where: str) -> tuple[tuple[float, float, float], ...]:
-    """``idle:eps:full, ...`` (Batsim 4) into float triples."""
-    out = []
-    for item in text.split(","):
-        parts = item.strip().split(":")
-        try:
-            values = tuple(float(p) for p in parts)
-        except ValueError:
-            raise PlatformError(f"{where}: non-numeric wattage {item.strip()!r}") from None
-        if len(values) != 3:
-            raise PlatformError(f"{where}: wattage {item.strip()!r} is not idle:epsilon:allcores")
-        out.append(values)
-    return tuple(out)
-
-
 def host_powers(path: str | Path) -> list[HostPower]:
     """Energy description of every compute host (hosts without wattage are skipped)."""
     root = parse_xml(path).getroot()
     hosts = []
     for host in root.iter("host"):
         host_id = host.get("id", "?")
-        props = {p.get("id"): p.get("value", "") for p in host.findall("prop")}
+        props = {p.get("id", ""): p.get("value", "") for p in host.findall("prop")}
         if host_id == "master_host" or props.get("role") == "master":
             continue
-        if "wattage_per_state" not in props:
-            continue
-        where = f"{path}: <host id={host_id!r}> wattage_per_state"
-        sleep = props.get("sleep_pstates")
         try:
-            triple = tuple(int(x) for x in sleep.split(":")) if sleep else None
-        except ValueError:
-            raise PlatformError(f"{path}: <host id={host_id!r}> bad sleep_pstates {sleep!r}") from None
-        hosts.append(HostPower(host_id, parse_wattages(props["wattage_per_state"], where),
-                               int(host.get("pstate", "0")), triple))
+            model = read_power_model(props, host_id)
+        except PowerModelError as exc:
+            raise PlatformError(f"{path}: {exc}") from None
+        if model is None:
+            continue
+        pstate = host.get("pstate", "0")
+        if not (pstate.isascii() and pstate.isdigit() and int(pstate) < len(model.pstates)):
+            raise PlatformError(f"{path}: <host id={host_id!r}> pstate={pstate!r} is not one of its "
+                                f"{len(model.pstates)} pstates (0 to {len(model.pstates) - 1})")
+        hosts.append(HostPower(host_id, model, int(pstate)))
     return hosts

@@ -1,5 +1,6 @@
 import csv
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -104,3 +105,24 @@ def test_bad_inputs(tmp_path):
     with pytest.raises(MetricsInputError, match=r"b_jobs\.csv:3: 2 fields"):
         summary(tmp_path / "b")
     assert main([str(tmp_path / "nope")]) == 2
+
+
+
+@pytest.mark.parametrize("original, replacement, error", [
+    ('"13:14:15"', '"13:14"', "host host0: sleep_pstates entry '13:14' must be sleep:off:on"),
+    ('"13:14:15"', '"13:14:99"', "host host0: sleep_pstates names pstate 99, host has 16"),
+    ('pstate="0"', 'pstate="99"', "<host id='host0'> pstate='99' is not one of its 16 pstates (0 to 15)"),
+    ('"95.0:95.0:190.738,', '"zz:95.0:190.738,', "'zz:95.0:190.738' is not a list of numbers"),
+])
+def test_bad_platform_energy_is_named(tmp_path, capsys, original, replacement, error):
+    """Wasted energy reads the platform's energy model as a scheduler does: an entry it cannot use
+    is named with the file and host (it was an IndexError from deep inside)."""
+    text = PLATFORM_128.read_text()
+    assert original in text
+    bad = tmp_path / "bad.xml"
+    bad.write_text(text.replace(original, replacement, 1))
+    with pytest.raises(ValueError, match=re.escape(error)) as raised:
+        summary(GOLDEN / "sleeper-e128-load50-E", platform=bad)
+    assert str(raised.value).startswith(f"{bad}: ")
+    assert main(["-p", str(bad), str(GOLDEN / "sleeper-e128-load50-E")]) == 2
+    assert error in capsys.readouterr().err
