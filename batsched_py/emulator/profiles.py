@@ -28,6 +28,10 @@ UNSUPPORTED = {
     "SchedulerSend": "inter-job messages", "SchedulerRecv": "inter-job messages",
 }
 
+#: Most leaf tasks one job's profile may expand to: the emulator lists them when the workload
+#: loads, so a composed profile repeated billions of times is refused instead of filling memory.
+MAX_TASKS = 1_000_000
+
 
 @dataclass(frozen=True, slots=True)
 class Profile:
@@ -89,17 +93,20 @@ def parse_profile(name: str, data: Any, where: str, *, free_network: bool = Fals
             return Profile(name, kind, data, ret, unsupported="a network model (its 'com' is not zero)")
     elif kind == "parallel":
         cpu, com = data.get("cpu"), data.get("com", [])
-        if not isinstance(cpu, list) or not all(isinstance(c, (int, float)) for c in cpu):
-            raise EmulatorError(f"{where}: 'cpu' must be a list of numbers")
-        if not isinstance(com, list):
-            raise EmulatorError(f"{where}: 'com' must be a list of numbers")
+        if not isinstance(cpu, list) or not cpu or not all(_non_negative(c) for c in cpu):
+            raise EmulatorError(f"{where}: 'cpu' must be a non-empty list of non-negative numbers")
+        if not isinstance(com, list) or not all(_non_negative(c) for c in com):
+            raise EmulatorError(f"{where}: 'com' must be a list of non-negative numbers")
+        if len(com) != len(cpu) ** 2:       # (as Batsim: one entry per pair of ranks)
+            raise EmulatorError(f"{where}: 'com' has {len(com)} entries; {len(cpu)} cpu entries need "
+                                f"{len(cpu)}x{len(cpu)} = {len(cpu) ** 2}")
         if any(c != 0 for c in com) and not free_network:
             return Profile(name, kind, data, ret, unsupported="a network model (its 'com' matrix is not zero)")
     elif kind == "composed":
         seq = data.get("seq")
         repeat = data.get("repeat", 1)
-        if not isinstance(seq, list) or not all(isinstance(s, str) for s in seq):
-            raise EmulatorError(f"{where}: 'seq' must be a list of profile names")
+        if not isinstance(seq, list) or not seq or not all(isinstance(s, str) for s in seq):
+            raise EmulatorError(f"{where}: 'seq' must be a non-empty list of profile names")
         if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
             raise EmulatorError(f"{where}: 'repeat' must be a positive integer")
         return Profile(name, kind, data, ret, tuple(seq), repeat)
@@ -107,6 +114,10 @@ def parse_profile(name: str, data: Any, where: str, *, free_network: bool = Fals
         raise EmulatorError(f"{where}: unknown profile type {kind!r} (Batsim 4.2.1 has delay, "
                             "parallel, parallel_homogeneous, parallel_homogeneous_total, composed, ...)")
     return Profile(name, kind, data, ret)
+
+
+def _non_negative(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and value >= 0
 
 
 def expand_tasks(profile: Profile, profiles: Mapping[str, Profile], where: str,
@@ -132,6 +143,10 @@ def expand_tasks(profile: Profile, profiles: Mapping[str, Profile], where: str,
                 raise EmulatorError(f"{where}: profile {profile.name!r} uses unknown profile {sub!r}")
             for task, path in expand_tasks(profiles[sub], profiles, where, _depth + 1):
                 out.append((task, ((profile.name, i),) + path))
+        if len(out) > MAX_TASKS:
+            raise EmulatorError(f"{where}: profile {profile.name!r} expands to more than {MAX_TASKS:,} tasks "
+                                f"(repeat {profile.repeat:,} of {len(profile.seq)} profile(s)); the emulator "
+                                "lists a job's tasks when the workload loads and refuses longer profiles")
     return out
 
 

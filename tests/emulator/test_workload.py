@@ -5,6 +5,7 @@ import pytest
 from batsched_py import protocol as p
 
 from batsched_py.emulator import EmulatorError
+from batsched_py.emulator import profiles as profiles_module
 from batsched_py.emulator.profiles import expand_tasks
 from batsched_py.emulator.workload import load_workload
 
@@ -63,3 +64,34 @@ def test_ids_and_profiles(tmp_path):
 def test_bad_jobs(tmp_path, job, match):
     with pytest.raises(EmulatorError, match=match):
         load_workload(write(tmp_path, {"d": {"type": "delay", "delay": 1}}, [job]), "w0", nb_hosts=4)
+
+
+@pytest.mark.parametrize("profile,match", [
+    # as Batsim's own checks: a composed profile runs something, a parallel one has a rank x rank com matrix
+    ({"type": "composed", "seq": [], "repeat": 1_000_000_000}, "'seq' must be a non-empty list of profile names"),
+    ({"type": "parallel", "cpu": [1, 2], "com": [0, 0, 0]}, r"'com' has 3 entries; 2 cpu entries need 2x2 = 4"),
+    ({"type": "parallel", "cpu": [1], "com": [0, 1]}, r"'com' has 2 entries; 1 cpu entries need 1x1 = 1"),
+    ({"type": "parallel", "cpu": [], "com": []}, "'cpu' must be a non-empty list of non-negative numbers"),
+    ({"type": "parallel", "cpu": [1, -2], "com": [0, 0, 0, 0]}, "'cpu' must be a non-empty list of non-negative"),
+    ({"type": "parallel", "cpu": [1, True], "com": [0, 0, 0, 0]}, "'cpu' must be a non-empty list of non-negative"),
+    ({"type": "parallel", "cpu": [1, 1], "com": [0, 0, "0", 0]}, "'com' must be a list of non-negative numbers"),
+])
+def test_bad_profiles_are_named(tmp_path, profile, match):
+    with pytest.raises(EmulatorError, match=r"w\.json.*profile 'p': " + match):
+        load_workload(write(tmp_path, {"p": profile}), "w0", nb_hosts=4)
+
+
+def test_profiles_too_long_to_list_are_refused_at_once(tmp_path, monkeypatch):
+    """A composed profile repeated a billion times (nested or not) is refused with its size,
+    instead of filling memory while the workload loads.  (The limit is lowered to keep this quick.)"""
+    monkeypatch.setattr(profiles_module, "MAX_TASKS", 1000)
+    delay = {"type": "delay", "delay": 1}
+    flat = {"p": {"type": "composed", "seq": ["d"], "repeat": 10 ** 12}, "d": delay}
+    nested = {"p": {"type": "composed", "seq": ["c"], "repeat": 10 ** 9},
+              "c": {"type": "composed", "seq": ["d", "d"], "repeat": 100}, "d": delay}
+    for profiles, repeat in ((flat, "1,000,000,000,000 of 1"), (nested, "1,000,000,000 of 1")):
+        with pytest.raises(EmulatorError, match=f"profile 'p' expands to more than 1,000 tasks "
+                                                f"\\(repeat {repeat} profile\\(s\\)\\)"):
+            load_workload(write(tmp_path, profiles), "w0", nb_hosts=4)
+    fits = {"p": {"type": "composed", "seq": ["d"], "repeat": 1000}, "d": delay}
+    assert load_workload(write(tmp_path, fits), "w0", nb_hosts=4).jobs[0].profile == "p"
