@@ -181,6 +181,7 @@ def clean_jobs(trace: SwfTrace, opts: ConvertOptions, nb_res: int,
     if opts.missing_walltime == "max" and max_req <= 0:
         raise ValueError(f"{trace.path}: --missing-walltime max but no job has a walltime")
     kept = []
+    lines: dict[int, int] = {}      # job number -> line of the kept job that has it
     for job in trace.jobs:
         if job.status == CANCELLED_STATUS and not opts.keep_cancelled:
             report.drop("cancelled")
@@ -193,6 +194,10 @@ def clean_jobs(trace: SwfTrace, opts: ConvertOptions, nb_res: int,
         else:
             walltime = _walltime(job, opts, max_req, report)
             if walltime is not None:
+                if not opts.renumber and lines.setdefault(job.job_id, job.line) != job.line:
+                    # (Batsim refuses a workload whose job ids repeat)
+                    raise ValueError(f"{trace.path}:{job.line}: job number {job.job_id} was already used at line "
+                                     f"{lines[job.job_id]}; --renumber numbers the jobs 0..n-1 instead")
                 kept.append(CleanJob(job.job_id, job.submit, job.runtime, walltime, job.procs))
     return kept
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import math
 import re
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -115,8 +116,9 @@ def read_swf(path: str | Path, *, skip_malformed: bool = False,
     lines (header included), for quick tests on huge traces.
     """
     trace = SwfTrace(path=str(path))
-    with open_text(path) as stream:
-        lines = progress(stream, f"reading {Path(path).name}", enabled=show_progress)
+    # (closing: a malformed line ends the progress bar, clearing its line, before the error is shown)
+    with open_text(path) as stream, closing(progress(stream, f"reading {Path(path).name}",
+                                                     enabled=show_progress)) as lines:
         for lineno, line in enumerate(lines, 1):
             if max_lines is not None and lineno > max_lines:
                 break

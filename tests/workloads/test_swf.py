@@ -140,3 +140,27 @@ def test_every_trace_head_converts(name):
 def test_every_trace_converts_whole(name):
     workload, report = convert_swf(SWF_DIR / name, ConvertOptions(missing_walltime="runtime"), command="t")
     assert len(workload["jobs"]) == report.n_records - sum(report.dropped.values())
+
+
+def test_repeated_job_numbers_are_named(tmp_path, capsys):
+    """Batsim refuses a workload whose job ids repeat: the conversion names both lines, and
+    --renumber gives ids 0..n-1."""
+    line = "{} 0 10 100 4 -1 -1 4 200 -1 1 1 1 1 1 -1 -1 -1\n"
+    swf = tmp_path / "dup.swf"
+    swf.write_text("; Version: 2.2\n" + line.format(1) + line.format(2) + line.format(1))
+    with pytest.raises(ValueError, match=r"dup\.swf:4: job number 1 was already used at line 2; --renumber"):
+        convert_swf(swf, ConvertOptions())
+    workload, _ = convert_swf(swf, ConvertOptions(renumber=True))
+    assert [j["id"] for j in workload["jobs"]] == [0, 1, 2]
+    assert main([str(swf), str(tmp_path / "o.json")]) == 2
+    assert "dup.swf:4: job number 1 was already used at line 2" in capsys.readouterr().err
+
+
+def test_a_malformed_line_clears_the_progress_bar_first(tmp_path, capsys):
+    pytest.importorskip("tqdm")
+    bad = tmp_path / "bad.swf"
+    bad.write_text(TINY.read_text() + "2 x 10\n")
+    assert main([str(bad), str(tmp_path / "o.json")]) == 2     # (progress on: no -q)
+    err = capsys.readouterr().err
+    # the bar's line is cleared ("\r" + blanks + "\r") before the error, which starts its own line
+    assert err.split("\r")[-1].startswith("swf2json: error: ") and "bad.swf:" in err.split("\r")[-1]
