@@ -210,7 +210,9 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from .runner import run_simulation, print_summary
-    prefix = run_simulation(args.platform, args.workload, args.scheduler, parse_options(args.config),
+    from .scheduler import create
+    policy = _create_scheduler(create, args.scheduler, parse_options(args.config))
+    prefix = run_simulation(args.platform, args.workload, policy,
                             export=args.export, energy=args.energy, events=args.events, mmax=args.mmax,
                             backend=args.backend, timeout=args.timeout, progress=not args.no_progress)
     print_summary(prefix, args.scheduler, args.platform, energy=args.energy, time_unit=args.time_unit)

@@ -6,7 +6,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from .cli import CliError, json_object
+from .cli import CliError, _create_scheduler, json_object
 from .runner import run_simulation
 
 
@@ -53,7 +53,13 @@ def _one(args: tuple) -> tuple[str, str]:
 
 def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
     from .metrics import compare_table, format_table, write_csv
+    from .scheduler import create
     runs = parse_schedulers(args.schedulers)
+    for label, name, options in runs:     # a bad name or option fails here, before any run starts
+        try:
+            _create_scheduler(create, name, options)
+        except Exception as exc:
+            raise CliError(f"--schedulers {label}: {exc}") from exc
     outdir: Path = args.outdir
     outdir.mkdir(parents=True, exist_ok=True)
     tasks = [(label, name, options, args.platform, args.workload, args.energy, args.events, args.mmax,

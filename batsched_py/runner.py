@@ -3,19 +3,20 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
-from .scheduler import create
+from .scheduler import Scheduler, create
 
 BACKENDS = ("emulator", "batsim", "docker")
 
 
-def run_simulation(platform: Path, workloads: Sequence[Path], scheduler: str,
+def run_simulation(platform: Path, workloads: Sequence[Path], scheduler: "str | Scheduler",
                    options: Optional[Mapping[str, Any]] = None, *, export: str = "out/out", energy: bool = False,
                    events: Sequence[Path] = (), mmax: int = 0, backend: str = "emulator",
                    timeout: float = 600.0, progress: bool = False) -> Path:
-    """Run ``scheduler`` on the inputs and return the output prefix (``PREFIX_jobs.csv`` exists after)."""
+    """Run ``scheduler`` (a policy, or a registered name and its ``options``) on the inputs and
+    return the output prefix (``PREFIX_jobs.csv`` exists after)."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
-    policy = create(scheduler, options)
+    policy = scheduler if isinstance(scheduler, Scheduler) else create(scheduler, options)
     Path(export).parent.mkdir(parents=True, exist_ok=True)
     if backend == "emulator":
         from .emulator import simulate

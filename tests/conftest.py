@@ -22,3 +22,11 @@ def golden_dir():
     if not GOLDEN.is_dir():
         pytest.skip(f"golden recordings not found at {GOLDEN}")
     return GOLDEN
+
+
+@pytest.fixture
+def clean_registry(monkeypatch):
+    """Registrations made by a test vanish after it."""
+    from batsched_py.scheduler import registry
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    return registry

@@ -101,3 +101,28 @@ def test_compare_writes_table_plots_and_includes_published(tmp_path, capsys):
         assert (tmp_path / run / "gantt.png").is_file()
         assert (tmp_path / run / "power_states.png").is_file()
     assert not list(published.glob("*.png")) and not list(published.glob("*.pdf"))  # inputs stay untouched
+
+
+def test_run_and_compare_name_a_policy_that_fails_to_start(tmp_path, capsys, clean_registry):
+    """A bad option, or a policy whose constructor raises, ends `run` and `compare` with one
+    line (compare before any run starts), not a traceback."""
+    from batsched_py.scheduler import Scheduler, register
+
+    @register("broken-init")
+    class Broken(Scheduler):
+        def __init__(self, options=None):
+            raise ZeroDivisionError("no")
+
+    inputs = ["-p", str(CASE / "inputs/energy_platform_homogeneous_no_net_128.xml"),
+              "-w", str(CASE / "inputs/semantics_8.json")]
+    assert main(["run", *inputs, "--scheduler", "timeout", "--config", '{"timeout": "x"}', "-E",
+                 "-e", str(tmp_path / "a"), "--no-progress"]) == 2
+    assert "run: error: option timeout: 'x' is not a finite non-negative number" in capsys.readouterr().err
+    assert main(["run", *inputs, "--scheduler", "broken-init", "-e", str(tmp_path / "b"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "run: error: scheduler 'broken-init' failed to start with options {}: ZeroDivisionError: no" in err
+    assert main(["compare", *inputs, "--schedulers", 'easy,T:timeout={"timeout":-1}', "-o", str(tmp_path / "c"),
+                 "--no-plots"]) == 2
+    err = capsys.readouterr().err
+    assert "compare: error: --schedulers T: option timeout: -1 is not a finite non-negative number" in err
+    assert not (tmp_path / "c" / "easy").exists()

@@ -20,12 +20,9 @@ from procset import ProcSet
 
 from ..scheduler import Job, Scheduler
 from ..scheduler.view import mask_of, procset_of_mask
+from .options import PolicyOptionError
 from .queue_order import order_key
 from .selection import Selector, make_selector
-
-
-class PolicyOptionError(ValueError):
-    """An option a policy cannot use; the message names the option."""
 
 
 class QueuePolicy(Scheduler):

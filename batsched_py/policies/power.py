@@ -38,7 +38,8 @@ from procset import ProcSet
 from ..scheduler import HostState, Job, Scheduler, register
 from ..scheduler.registry import available as registered
 from ..scheduler.view import procset_of_mask
-from .base import PolicyOptionError, QueuePolicy
+from .base import QueuePolicy
+from .options import PolicyOptionError, number_option
 
 AWAKE = (HostState.IDLE, HostState.COMPUTING, HostState.SWITCHING_ON, HostState.CHANGING_PSTATE)
 
@@ -49,9 +50,7 @@ class PowerMixin:
 
     def __init__(self, options: Optional[Mapping[str, Any]] = None):
         super().__init__(options)
-        self.timeout = float(self.options.get("timeout", 5))
-        if self.timeout < 0:
-            raise PolicyOptionError(f"option timeout: {self.timeout} must be >= 0")
+        self.timeout = number_option(self.options, "timeout", 5)
         self.cores = self.options.get("cores_per_node", 1)
         self.pending: dict[str, tuple[Job, int, Optional[Mapping[str, str]]]] = {}   # hosts: bitmask
         self.launched_at: dict[str, float] = {}    # pending job id -> when the base started it
@@ -195,12 +194,16 @@ class OracleMixin(PowerMixin):
         options = dict(options or {})
         options.setdefault("timeout", 0)
         super().__init__(options)
-        self.threshold = float(self.options.get("threshold", 0))
-        self.keep_horizon = float(self.options.get("keep_on", 0))
-        self.host_speed = self.options.get("host_speed")
+        self.threshold = number_option(self.options, "threshold", 0)
+        self.keep_horizon = number_option(self.options, "keep_on", 0)
+        self.host_speed = (number_option(self.options, "host_speed", 1, positive=True)
+                           if "host_speed" in self.options else None)
         self.runtimes: dict[str, float] = {}
         if "workload" in self.options:
-            self.runtimes = read_runtimes(self.options["workload"], self.host_speed)
+            path = self.options["workload"]
+            if not isinstance(path, str) or not path:
+                raise PolicyOptionError(f"option workload: {path!r} is not a file name")
+            self.runtimes = read_runtimes(path, self.host_speed)
 
     def runtime(self, job: Job) -> Optional[float]:
         name = job.id.split("!", 1)[-1]
@@ -253,12 +256,28 @@ def profile_runtime(profile: Mapping[str, Any], host_speed: Optional[float]) -> 
 
 def read_runtimes(path: str, host_speed: Optional[float]) -> dict[str, float]:
     """Job name (without workload prefix) -> real runtime, from a Batsim workload file."""
-    with open(path) as f:
-        data = json.load(f)
-    profiles = data.get("profiles", {})
+    where = f"option workload: {path}"
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except OSError as exc:
+        raise PolicyOptionError(f"{where}: cannot read it ({exc.strerror or exc})") from None
+    except ValueError as exc:
+        raise PolicyOptionError(f"{where}: invalid JSON ({exc})") from None
+    profiles, jobs = (data.get("profiles"), data.get("jobs")) if isinstance(data, dict) else (None, None)
+    if not isinstance(profiles, dict) or not isinstance(jobs, list):
+        raise PolicyOptionError(f"{where}: not a Batsim workload (an object with 'profiles' and 'jobs')")
     out = {}
-    for job in data.get("jobs", []):
-        runtime = profile_runtime(profiles.get(job["profile"], {}), host_speed)
+    for i, job in enumerate(jobs):
+        if not isinstance(job, dict) or "id" not in job:
+            raise PolicyOptionError(f"{where}: jobs[{i}] is not a job object with an 'id'")
+        profile = profiles.get(job.get("profile"))
+        try:
+            runtime = profile_runtime(profile, host_speed) if isinstance(profile, dict) else None
+        except (KeyError, TypeError, ValueError):
+            raise PolicyOptionError(f"{where}: job {job['id']!r}: profile {job.get('profile')!r} gives no runtime "
+                                    "(a delay profile needs a numeric 'delay', a parallel_homogeneous one "
+                                    "a numeric 'cpu')") from None
         if runtime is not None:
             out[str(job["id"])] = runtime
     return out
@@ -269,6 +288,8 @@ _COMBINED: dict[tuple[type, str], type] = {}
 
 def combine(mixin: type, base: str) -> type:
     """The class ``base`` policy + power ``mixin`` (created once per pair)."""
+    if not isinstance(base, str):
+        raise PolicyOptionError(f"option base: {base!r} is not a policy name")
     key = (mixin, base)
     if key not in _COMBINED:
         classes = registered()

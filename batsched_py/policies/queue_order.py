@@ -8,6 +8,7 @@ long for the walltime-based orders.
 from typing import Callable, Optional
 
 from ..scheduler import Job
+from .options import PolicyOptionError
 
 INF = float("inf")
 
@@ -28,7 +29,7 @@ ORDERS: dict[str, Optional[Callable[[Job], object]]] = {
 }
 
 
-class QueueOrderError(ValueError):
+class QueueOrderError(PolicyOptionError):
     """An unknown ``queue_order`` option value."""
 
 
@@ -36,5 +37,5 @@ def order_key(name: str) -> Optional[Callable[[Job], object]]:
     """The sort key of order ``name`` (None for FCFS, where the queue is already in order)."""
     try:
         return ORDERS[name]
-    except KeyError:
+    except (KeyError, TypeError):   # (TypeError: a list or an object, unhashable)
         raise QueueOrderError(f"option queue_order: unknown order {name!r}; known: {', '.join(ORDERS)}") from None

@@ -20,12 +20,13 @@ import random
 from typing import Any, Callable, Mapping, Optional
 
 from ..scheduler.view import bits_of, lowest_bits
+from .options import PolicyOptionError
 
 #: ``selector(available, n)``: host sets are int bitmasks (bit h: host h), see scheduler.view
 Selector = Callable[[int, int], Optional[int]]
 
 
-class SelectionError(ValueError):
+class SelectionError(PolicyOptionError):
     """Bad allocation options."""
 
 
@@ -145,7 +146,10 @@ def make_selector(options: Mapping[str, Any]) -> Selector:
     if name == "consolidation":
         return Consolidation(cores)
     if name == "random":
-        return RandomSelector(options.get("seed", 0))
+        seed = options.get("seed", 0)
+        if isinstance(seed, bool) or not isinstance(seed, (int, str)):
+            raise SelectionError(f"option seed: {seed!r} is not an integer or a string")
+        return RandomSelector(seed)
     raise SelectionError(f"option allocation: unknown {name!r}; known: {', '.join(ALLOCATIONS)}")
 
 

@@ -141,3 +141,33 @@ def test_power_over_any_base_finishes_every_job(policy, options):
         assert job.final_state.startswith("COMPLETED") and len(job.allocated_resources) == job.requested_resources
         if options.get("contiguous"):
             assert len(list(job.allocated_resources.intervals())) == 1
+
+
+@pytest.mark.parametrize("name, options, match", [
+    ("timeout", {"timeout": "x"}, "option timeout: 'x' is not a finite non-negative number"),
+    ("timeout", {"timeout": True}, "option timeout: True is not"),
+    ("timeout", {"timeout": float("inf")}, "option timeout: inf is not a finite"),
+    ("timeout", {"base": ["easy"]}, r"option base: \['easy'\] is not a policy name"),
+    ("oracle", {"threshold": -1}, "option threshold: -1 is not a finite non-negative number"),
+    ("oracle", {"keep_on": "1"}, "option keep_on: '1' is not"),
+    ("oracle", {"host_speed": 0}, "option host_speed: 0 is not a finite positive number"),
+    ("oracle", {"workload": True}, "option workload: True is not a file name"),   # (open(True) is stdout)
+    ("oracle", {"workload": "/no/such.json"}, "option workload: /no/such.json: cannot read it"),
+    ("easy", {"queue_order": ["sjf"]}, r"option queue_order: unknown order \['sjf'\]"),
+    ("easy", {"allocation": "random", "seed": [1]}, r"option seed: \[1\] is not an integer or a string"),
+])
+def test_bad_option_values_are_named(name, options, match):
+    """Every built-in option is checked when the policy is created (these were tracebacks)."""
+    with pytest.raises(PolicyOptionError, match=match):
+        create(name, options)
+
+
+def test_oracle_workload_option_must_be_a_batsim_workload(tmp_path):
+    path = tmp_path / "w.json"
+    for text, match in (("{", "invalid JSON"), ("[1]", "not a Batsim workload"),
+                        ('{"profiles": {}, "jobs": [3]}', r"jobs\[0\] is not a job object"),
+                        ('{"profiles": {"p": {"type": "delay", "delay": "x"}}, "jobs": [{"id": 1, "profile": "p"}]}',
+                         "job 1: profile 'p' gives no runtime")):
+        path.write_text(text)
+        with pytest.raises(PolicyOptionError, match=f"option workload: {path}: {match}"):
+            create("oracle", {"workload": str(path)})

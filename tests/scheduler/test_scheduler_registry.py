@@ -9,13 +9,6 @@ from batsched_py.scheduler import Scheduler, available, create, register, regist
 from helpers.plugin import POLICIES, make_plugin
 
 
-@pytest.fixture
-def clean_registry(monkeypatch):
-    """Registrations made by a test vanish after it."""
-    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
-    return registry
-
-
 def test_builtins_are_available():
     names = available()
     assert "fcfs" in names and issubclass(names["fcfs"], Scheduler)
