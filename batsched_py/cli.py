@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from . import __version__, compiled_modules
+from .argtypes import count, non_negative
 
 # Tools with their own parsers, mounted as sub-commands: name -> (module, one-line help).
 DELEGATED = {
@@ -85,9 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
     _scheduler_args(sp)
     sp.add_argument("-s", "--socket", default="tcp://127.0.0.1:28000",
                     help="endpoint to bind (default: %(default)s, loopback only)")
-    sp.add_argument("--timeout", type=float, default=600.0,
+    sp.add_argument("--timeout", type=non_negative, default=600.0,
                     help="give up when Batsim is silent this many seconds (0: wait forever; default %(default)s)")
-    sp.add_argument("--busy-wait", type=float, default=0.0, metavar="MICROSECONDS",
+    sp.add_argument("--busy-wait", type=non_negative, default=0.0, metavar="MICROSECONDS",
                     help="after each reply, poll this long for the next request before sleeping: a shorter "
                          "round trip on an idle machine, for at most this much CPU per message; do not use "
                          "it when simulations share the cores (default %(default)g: always sleep)")
@@ -109,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="output prefix: PREFIX_jobs.csv, PREFIX_schedule.csv, ... (default %(default)s)")
     rp.add_argument("--backend", choices=("emulator", "batsim", "docker"), default="emulator",
                     help="emulator (in-process, default), batsim (a local batsim binary) or docker (oarteam/batsim)")
-    rp.add_argument("--timeout", type=float, default=600.0, help="per-message timeout for real-Batsim backends")
+    rp.add_argument("--timeout", type=non_negative, default=600.0, help="per-message timeout for real-Batsim backends")
     rp.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     cp = sub.add_parser("compare", help="run several policies on the same inputs and compare them",
@@ -122,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("-o", "--outdir", required=True, type=Path, help="directory for outputs, table and plots")
     cp.add_argument("--include-published", nargs="*", default=[], type=Path, metavar="DIR",
                     help="directories holding Batsim outputs of other schedulers (out_jobs.csv, ...)")
-    cp.add_argument("-j", "--jobs", type=int, default=0, help="parallel runs (default: number of cores)")
+    cp.add_argument("-j", "--jobs", type=count, default=0, help="parallel runs (default: number of cores)")
     cp.add_argument("--no-plots", action="store_true", help="skip the plots")
     for q in (rp, cp):
         q.add_argument("--time-unit", default="s",
@@ -144,7 +145,7 @@ def _simulation_args(p: argparse.ArgumentParser) -> None:
                    help="Batsim workload JSON (repeat for several workloads)")
     p.add_argument("-E", "--energy", action="store_true", help="enable the energy model and energy outputs")
     p.add_argument("--events", action="append", default=[], type=Path, help="external events file")
-    p.add_argument("--mmax", type=int, default=0, help="use at most this many compute hosts (0: all)")
+    p.add_argument("--mmax", type=count, default=0, help="use at most this many compute hosts (0: all)")
 
 
 def _one_line_warning(message, category, filename, lineno, line=None) -> str:
@@ -176,8 +177,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from .scheduler import create
     from .transport.zmq_server import serve
     scheduler = _create_scheduler(create, args.scheduler, parse_options(args.config))
-    if args.busy_wait < 0:
-        raise CliError(f"--busy-wait must be >= 0 microseconds, got {args.busy_wait:g}")
     session = serve(scheduler, args.socket, timeout=args.timeout or None, busy_wait=args.busy_wait / 1e6,
                     transport=args.transport)
     if not args.quiet:

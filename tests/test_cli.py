@@ -96,3 +96,27 @@ def test_parse_options_file(tmp_path):
 def test_version(capsys):
     code, out, _ = run_main(capsys, "--version")
     assert code == 0 and out.startswith("batsched-py ")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["serve", "--scheduler", "easy", "--timeout", "-1"], "argument --timeout: '-1' is negative"),
+    (["serve", "--scheduler", "easy", "--busy-wait", "nan"], "argument --busy-wait: 'nan' is not a finite number"),
+    (["run", "-p", "p.xml", "-w", "w.json", "--scheduler", "easy", "--mmax", "-1"], "argument --mmax: '-1' is negative"),
+    (["compare", "-p", "p.xml", "-w", "w.json", "--schedulers", "easy", "-o", "o", "-j", "x"],
+     "argument -j/--jobs: 'x' is not an integer"),
+    (["emulate", "-p", "p.xml", "--timeout", "inf"], "argument --timeout: 'inf' is not a finite number"),
+    (["platform", "taurus", "t.xml", "--on-time", "nan"], "argument --on-time: 'nan' is not a finite number"),
+    (["platform", "taurus", "t.xml", "-n", "0"], "argument -n/--nodes: 0 is not above 0"),
+    (["platform", "cluster", "t.xml", "-n", "4", "--speeds", "1e9,-1"], "argument --speeds: '-1' is not above 0"),
+    (["platform", "cluster", "t.xml", "-n", "4", "--idle", "95,x"], "argument --idle: 'x' is not a number"),
+    (["swf2json", "in.swf", "out.json", "--start", "nan"], "argument --start: 'nan' is not a finite number"),
+    (["swf2json", "in.swf", "out.json", "--speed", "0"], "argument --speed: '0' is not above 0"),
+    (["swf2json", "in.swf", "out.json", "--max-jobs", "-2"], "argument --max-jobs: '-2' is negative"),
+    (["workload", "characterise", "in.swf", "--gap", "-1"], "argument --gap: '-1' is negative"),
+])
+def test_numbers_are_checked_where_they_are_read(capsys, argv, message):
+    """A negative timeout, a NaN switching time or a zero speed is refused with the option's name
+    (before, some were used: a NaN went into a platform file, -1 s timed out at once)."""
+    code, _, err = run_main(capsys, *argv)
+    assert code == 2 and message in err, err
+    assert "Traceback" not in err and "emulate: emulate:" not in err

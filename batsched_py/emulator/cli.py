@@ -5,6 +5,7 @@ import argparse
 import sys
 from typing import Any, Optional, Sequence
 
+from ..argtypes import count, non_negative
 from .engine import EngineOptions, Exchange
 from .errors import EmulatorError
 
@@ -23,7 +24,7 @@ _UNSUPPORTED = {
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):
-        raise EmulatorError(f"emulate: {message}")
+        raise EmulatorError(message)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("-s", "--socket-endpoint", default="tcp://localhost:28000")
     ap.add_argument("--events", action="append", default=[])
     ap.add_argument("-m", "--master-host", default="master_host")
-    ap.add_argument("--mmax", type=int, default=0)
+    ap.add_argument("--mmax", type=count, default=0)
     ap.add_argument("--mmax-workload", action="store_true")
     ap.add_argument("--sched-cfg", default="")
     ap.add_argument("--enable-profile-reuse", action="store_true")
@@ -47,8 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("-q", "--quiet", action="store_true")
     ap.add_argument("-t", "--disable-schedule-tracing", action="store_true")
     ap.add_argument("-T", "--disable-machine-state-tracing", action="store_true")
-    ap.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for each reply (emulator only)")
-    ap.add_argument("--busy-wait", type=float, default=0.0, metavar="MICROSECONDS",
+    ap.add_argument("--timeout", type=non_negative, default=60.0, help="seconds to wait for each reply (emulator only)")
+    ap.add_argument("--busy-wait", type=non_negative, default=0.0, metavar="MICROSECONDS",
                     help="poll this long for each reply before sleeping: shorter round trips on an idle "
                          "machine for at most this much CPU per message (default %(default)g: always sleep; "
                          "emulator only)")
@@ -60,15 +61,13 @@ def _parse(args: Sequence[str]) -> argparse.Namespace:
     for a in args:
         flag = a.split("=", 1)[0]
         if flag in _UNSUPPORTED:
-            raise EmulatorError(f"emulate: Batsim option {flag} ({_UNSUPPORTED[flag]}) is not supported by "
+            raise EmulatorError(f"Batsim option {flag} ({_UNSUPPORTED[flag]}) is not supported by "
                                 "the emulator; use real Batsim")
     ns = build_parser().parse_args(list(args))
     if not ns.workload:
-        raise EmulatorError("emulate: at least one -w/--workload is needed (workflows are not supported)")
-    if ns.busy_wait < 0:
-        raise EmulatorError(f"emulate: --busy-wait must be >= 0 microseconds, got {ns.busy_wait:g}")
+        raise EmulatorError("at least one -w/--workload is needed (workflows are not supported)")
     if ns.acknowledge_dynamic_jobs and not ns.enable_dynamic_jobs:
-        raise EmulatorError("emulate: --acknowledge-dynamic-jobs needs --enable-dynamic-jobs")
+        raise EmulatorError("--acknowledge-dynamic-jobs needs --enable-dynamic-jobs")
     return ns
 
 

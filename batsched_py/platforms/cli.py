@@ -5,16 +5,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..argtypes import non_negative, non_negative_list, positive, positive_count, positive_list
+
 from .generate import energy_cluster, plain_cluster, platform_xml, taurus_cluster
 from .read import PlatformError
 from .upgrade import upgrade_platform_file
-
-
-def _floats(text: str) -> list[float]:
-    try:
-        return [float(x) for x in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -25,23 +20,23 @@ def _parser() -> argparse.ArgumentParser:
     t = sub.add_parser("taurus", help="Grid'5000 Taurus energy cluster (95/190 W, 9 W asleep, "
                                       "off 3 units at 101 W, on 1 unit at 125 W, 1 Mflop/s)")
     t.add_argument("output", help="XML file to write")
-    t.add_argument("-n", "--nodes", type=int, default=16, help="number of compute hosts (16)")
-    t.add_argument("--off-time", type=float, default=3, help="time units to switch off (3)")
-    t.add_argument("--on-time", type=float, default=1, help="time units to switch on (1)")
+    t.add_argument("-n", "--nodes", type=positive_count, default=16, help="number of compute hosts (16)")
+    t.add_argument("--off-time", type=positive, default=3, help="time units to switch off (3)")
+    t.add_argument("--on-time", type=positive, default=1, help="time units to switch on (1)")
     g = sub.add_parser("cluster", help="homogeneous cluster, optionally with an energy model")
     g.add_argument("output", help="XML file to write")
-    g.add_argument("-n", "--nodes", type=int, required=True, help="number of compute hosts")
-    g.add_argument("--cores", type=int, default=1, help="cores per host (1)")
-    g.add_argument("--speeds", type=_floats, default=[1e9],
+    g.add_argument("-n", "--nodes", type=positive_count, required=True, help="number of compute hosts")
+    g.add_argument("--cores", type=positive_count, default=1, help="cores per host (1)")
+    g.add_argument("--speeds", type=positive_list, default=[1e9],
                    help="comma-separated flop/s of the computing pstates, fastest first (1e9)")
     g.add_argument("--no-energy", action="store_true", help="no energy properties")
-    g.add_argument("--idle", type=_floats, default=[95.0], help="idle watts per computing pstate (95)")
-    g.add_argument("--compute", type=_floats, default=[190.0], help="all-cores watts per computing pstate (190)")
-    g.add_argument("--sleep", type=float, default=9.0, help="watts asleep (9)")
-    g.add_argument("--off-time", type=float, default=6.1, help="seconds to switch off (6.1)")
-    g.add_argument("--off-watts", type=float, default=101.0, help="watts while switching off (101)")
-    g.add_argument("--on-time", type=float, default=151.5, help="seconds to switch on (151.5)")
-    g.add_argument("--on-watts", type=float, default=125.0, help="watts while switching on (125)")
+    g.add_argument("--idle", type=non_negative_list, default=[95.0], help="idle watts per computing pstate (95)")
+    g.add_argument("--compute", type=non_negative_list, default=[190.0], help="all-cores watts per computing pstate (190)")
+    g.add_argument("--sleep", type=non_negative, default=9.0, help="watts asleep (9)")
+    g.add_argument("--off-time", type=positive, default=6.1, help="seconds to switch off (6.1)")
+    g.add_argument("--off-watts", type=non_negative, default=101.0, help="watts while switching off (101)")
+    g.add_argument("--on-time", type=positive, default=151.5, help="seconds to switch on (151.5)")
+    g.add_argument("--on-watts", type=non_negative, default=125.0, help="watts while switching on (125)")
     u = sub.add_parser("upgrade", help="Batsim 3 platform -> Batsim 4 (watt_per_state -> wattage_per_state ...)")
     u.add_argument("input", help="Batsim 3 platform XML")
     u.add_argument("output", help="Batsim 4 platform XML to write")

@@ -84,6 +84,8 @@ def socket_address(endpoint: str) -> Optional[tuple[int, object]]:
     host, _, port = rest.rpartition(":")
     if not port.isdigit() or not host or ";" in host:   # "*"/"!" ports, "src;dst" pairs: libzmq's
         return None
+    if int(port) > 65535:       # (getaddrinfo would quietly wrap it round: 99999 -> 34463)
+        raise OSError(f"cannot bind {endpoint}: port {port} is not in 0-65535")
     if host == "*":
         return socket.AF_INET, ("0.0.0.0", int(port))
     # Like libzmq (ZMQ_IPV6 off), a name means its IPv4 address: "localhost" must not become ::1,

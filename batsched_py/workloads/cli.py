@@ -11,6 +11,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from ..argtypes import count, non_negative, positive, positive_count
 from .characterise import DEFAULT_GAP, sequential_shares, write_shares_csv
 from .convert import PWA_CITATION, ConvertOptions, build_workload, describe, prepare
 from .episodes import split_episodes
@@ -30,16 +31,16 @@ def _parser() -> argparse.ArgumentParser:
     g = p.add_argument_group("jobs and profiles")
     g.add_argument("--profile", choices=["delay", "compute"], default="delay",
                    help="delay profiles (default) or parallel_homogeneous with cpu = runtime*speed")
-    g.add_argument("--speed", type=float, default=1e6,
+    g.add_argument("--speed", type=positive, default=1e6,
                    help="host speed in flop per time unit for compute profiles (default 1e6)")
     g.add_argument("--time-unit", choices=["seconds", "minutes"], default="seconds",
                    help="unit of times in the output (minutes divides all times by 60)")
-    g.add_argument("--nb-res", type=int, help="platform size (default: header MaxProcs/MaxNodes)")
+    g.add_argument("--nb-res", type=positive_count, help="platform size (default: header MaxProcs/MaxNodes)")
     g.add_argument("--renumber", action="store_true", help="ids 0..n-1 instead of SWF job numbers")
     g.add_argument("--legacy", action="store_true",
                    help="reproduce Batsim's old swf_to_batsim_workload_compute_only.py -t -gwo "
                         "(allocated procs, keep walltime>runtime only, profile floor(runtime)+1)")
-    g.add_argument("--legacy-walltime-factor", type=float, metavar="F",
+    g.add_argument("--legacy-walltime-factor", type=positive, metavar="F",
                    help="with --legacy: walltime = max(F*runtime, requested) (the old script without -gwo)")
     c = p.add_argument_group("cleaning")
     c.add_argument("--missing-walltime", default="drop", metavar="drop|runtime|max|value:X",
@@ -53,14 +54,14 @@ def _parser() -> argparse.ArgumentParser:
                    help="count and skip malformed lines instead of failing on the first one")
     s = p.add_argument_group("slicing")
     s.add_argument("--no-shift", action="store_true", help="keep original submit times (default: first job at 0)")
-    s.add_argument("--start", type=float, help="keep jobs submitted >= START s after the first submission")
-    s.add_argument("--end", type=float, help="keep jobs submitted < END s after the first submission")
-    s.add_argument("--skip-jobs", type=int, default=0, help="drop the first N cleaned jobs")
-    s.add_argument("--max-jobs", type=int, help="keep at most N cleaned jobs")
-    s.add_argument("--max-lines", type=int, help="read only the first N lines of the file")
+    s.add_argument("--start", type=non_negative, help="keep jobs submitted >= START s after the first submission")
+    s.add_argument("--end", type=non_negative, help="keep jobs submitted < END s after the first submission")
+    s.add_argument("--skip-jobs", type=count, default=0, help="drop the first N cleaned jobs")
+    s.add_argument("--max-jobs", type=count, help="keep at most N cleaned jobs")
+    s.add_argument("--max-lines", type=positive_count, help="read only the first N lines of the file")
     s.add_argument("--split", choices=["day", "week"], help="write one workload per local day/week")
     o = p.add_argument_group("output")
-    o.add_argument("--indent", type=int, help="JSON indentation (default: compact)")
+    o.add_argument("--indent", type=count, help="JSON indentation (default: compact)")
     o.add_argument("--report", help="also write the conversion report as JSON to this file")
     o.add_argument("-q", "--quiet", action="store_true", help="no progress, no report on stdout")
     return p
@@ -122,7 +123,7 @@ def _workload_parser() -> argparse.ArgumentParser:
     ch = sub.add_parser("characterise", help="per-day share of sequential submissions, quartile bins")
     ch.add_argument("swf", help="input SWF file (.swf or .swf.gz)")
     ch.add_argument("-o", "--output", help="CSV output (default: table on stdout)")
-    ch.add_argument("--gap", type=float, default=DEFAULT_GAP,
+    ch.add_argument("--gap", type=non_negative, default=DEFAULT_GAP,
                     help="max seconds since the previous submission to count as sequential (300)")
     ch.add_argument("--skip-malformed", action="store_true", help="skip malformed lines")
     up = sub.add_parser("upgrade", help="rename Batsim 3 profile types (msg_par_hg -> parallel_homogeneous...)")

@@ -338,3 +338,10 @@ def test_poll_and_wait_time_out_without_a_peer(free_tcp_endpoint):
         assert rep.wait(0.01) is None
     finally:
         rep.close()
+
+
+def test_a_port_beyond_65535_is_refused_not_wrapped():
+    # getaddrinfo turns 99999 into 34463 (mod 65536): Batsim would never find the scheduler.
+    from batsched_py.transport.endpoints import bind_rep
+    with pytest.raises(OSError, match=r"cannot bind tcp://127\.0\.0\.1:99999: port 99999 is not in 0-65535"):
+        bind_rep("tcp://127.0.0.1:99999")
