@@ -6,13 +6,13 @@ extra fields included).
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
 from .errors import EmulatorError
 from ..protocol import JobDescription
+from ..workloads.document import WorkloadError, read_workload_file
 from .profiles import Profile, expand_tasks, parse_profile, unsupported_part
 
 __all__ = ["Job", "Workload", "load_workload", "make_job", "unsupported_jobs_error"]
@@ -148,21 +148,12 @@ def load_workload(path: str | Path, name: str, *, nb_hosts: int, free_network: b
     """
     where = f"workload {name} ({path})"
     try:
-        with open(path) as f:
-            data = json.load(f)
-    except OSError as exc:
-        raise EmulatorError(f"{where}: cannot read: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise EmulatorError(f"{where}: invalid JSON ({exc})") from None
-    if not isinstance(data, dict):
-        raise EmulatorError(f"{where}: the top level must be a JSON object")
+        data, raw_profiles, raw_jobs = read_workload_file(path)
+    except WorkloadError as exc:
+        raise EmulatorError(f"{where}: {exc}") from None
     nb_res = data.get("nb_res", nb_hosts)
     if isinstance(nb_res, bool) or not isinstance(nb_res, int) or nb_res < 1:
         raise EmulatorError(f"{where}: 'nb_res' must be a positive integer")
-    raw_profiles = data.get("profiles", {})
-    raw_jobs = data.get("jobs", [])
-    if not isinstance(raw_profiles, dict) or not isinstance(raw_jobs, list):
-        raise EmulatorError(f"{where}: 'profiles' must be an object and 'jobs' a list")
     wl = Workload(name, str(path), nb_res, [], {})
     for pname, praw in raw_profiles.items():
         wl.profiles[pname] = parse_profile(pname, praw, where, free_network=free_network)

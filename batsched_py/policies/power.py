@@ -30,7 +30,6 @@ mixin only decides *when hosts are on*:
   exceed the threshold.  With FCFS/filler bases, which plan nothing, the job
   waits for on hosts until its waiting time reaches the threshold.
 """
-import json
 from typing import Any, Mapping, Optional
 
 from procset import ProcSet
@@ -38,6 +37,7 @@ from procset import ProcSet
 from ..scheduler import HostState, Job, Scheduler, register
 from ..scheduler.registry import available as registered
 from ..scheduler.view import procset_of_mask
+from ..workloads.document import WorkloadError, read_workload_file
 from .base import QueuePolicy
 from .options import PolicyOptionError, number_option
 
@@ -258,15 +258,9 @@ def read_runtimes(path: str, host_speed: Optional[float]) -> dict[str, float]:
     """Job name (without workload prefix) -> real runtime, from a Batsim workload file."""
     where = f"option workload: {path}"
     try:
-        with open(path) as f:
-            data = json.load(f)
-    except OSError as exc:
-        raise PolicyOptionError(f"{where}: cannot read it ({exc.strerror or exc})") from None
-    except ValueError as exc:
-        raise PolicyOptionError(f"{where}: invalid JSON ({exc})") from None
-    profiles, jobs = (data.get("profiles"), data.get("jobs")) if isinstance(data, dict) else (None, None)
-    if not isinstance(profiles, dict) or not isinstance(jobs, list):
-        raise PolicyOptionError(f"{where}: not a Batsim workload (an object with 'profiles' and 'jobs')")
+        _, profiles, jobs = read_workload_file(path)
+    except WorkloadError as exc:
+        raise PolicyOptionError(f"{where}: {exc}") from None
     out = {}
     for i, job in enumerate(jobs):
         if not isinstance(job, dict) or "id" not in job:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from .document import WorkloadError, read_workload_file
+
 PROFILE_TYPE_RENAMES = {
     "msg_par": "parallel",
     "msg_par_hg": "parallel_homogeneous",
@@ -22,10 +24,6 @@ BATSIM4_PROFILE_TYPES = {"delay", "parallel", "parallel_homogeneous",
                          "parallel_homogeneous_total", "parallel_homogeneous_pfs",
                          "composed", "data_staging", "smpi", "usage_trace",
                          "send", "recv", "scheduler_send", "scheduler_recv"}
-
-
-class WorkloadError(ValueError):
-    """Invalid workload; the message names the file and the element."""
 
 
 def upgrade_workload(data: dict, source: str = "<workload>") -> tuple[dict, list[str]]:
@@ -54,9 +52,9 @@ def upgrade_workload(data: dict, source: str = "<workload>") -> tuple[dict, list
 
 def upgrade_workload_file(src: str | Path, dst: str | Path) -> list[str]:
     try:
-        data = json.loads(Path(src).read_text())
-    except json.JSONDecodeError as exc:
-        raise WorkloadError(f"{src}: invalid JSON at line {exc.lineno}: {exc.msg}") from None
+        data, _, _ = read_workload_file(src)
+    except WorkloadError as exc:
+        raise WorkloadError(f"{src}: {exc}") from None
     out, changes = upgrade_workload(data, str(src))
     Path(dst).write_text(json.dumps(out, indent=1) + "\n")
     return changes

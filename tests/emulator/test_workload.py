@@ -95,3 +95,23 @@ def test_profiles_too_long_to_list_are_refused_at_once(tmp_path, monkeypatch):
             load_workload(write(tmp_path, profiles), "w0", nb_hosts=4)
     fits = {"p": {"type": "composed", "seq": ["d"], "repeat": 1000}, "d": delay}
     assert load_workload(write(tmp_path, fits), "w0", nb_hosts=4).jobs[0].profile == "p"
+
+
+@pytest.mark.parametrize("content, match", [
+    (b"\xa1\x00binary", r"not UTF-8 text \(invalid start byte at byte 0\)"),
+    (b"[1, 2]", "the top level must be a JSON object"),
+    (b'{"profiles": [], "jobs": []}', "'profiles' must be an object and 'jobs' a list"),
+    (b'{"jobs": [', r"invalid JSON \(Expecting value"),
+])
+def test_unreadable_workload_files_are_named(tmp_path, content, match):
+    """The emulator, the oracle policy and the upgrade read a workload file's top level alike
+    (workloads/document.py); a binary file was a UnicodeDecodeError traceback."""
+    from batsched_py.workloads.upgrade import WorkloadError, upgrade_workload_file
+    path = tmp_path / "w.json"
+    path.write_bytes(content)
+    with pytest.raises(EmulatorError, match=rf"workload w0 \({path}\): {match}"):
+        load_workload(path, "w0", nb_hosts=4)
+    with pytest.raises(WorkloadError, match=f"{path}: {match}"):
+        upgrade_workload_file(path, tmp_path / "out.json")
+    with pytest.raises(EmulatorError, match="cannot read it"):
+        load_workload(tmp_path / "missing.json", "w0", nb_hosts=4)

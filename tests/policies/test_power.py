@@ -164,7 +164,7 @@ def test_bad_option_values_are_named(name, options, match):
 
 def test_oracle_workload_option_must_be_a_batsim_workload(tmp_path):
     path = tmp_path / "w.json"
-    for text, match in (("{", "invalid JSON"), ("[1]", "not a Batsim workload"),
+    for text, match in (("{", "invalid JSON"), ("[1]", "the top level must be a JSON object"),
                         ('{"profiles": {}, "jobs": [3]}', r"jobs\[0\] is not a job object"),
                         ('{"profiles": {"p": {"type": "delay", "delay": "x"}}, "jobs": [{"id": 1, "profile": "p"}]}',
                          "job 1: profile 'p' gives no runtime")):

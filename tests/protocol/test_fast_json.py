@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from batsched_py import protocol as p
+from helpers.strategies import json_values
 from batsched_py.protocol import message
 
 pytest.importorskip("orjson")
@@ -50,10 +51,6 @@ def test_any_bytes(raw):
     same_either_way(raw)
 
 
-json_scalars = (st.none() | st.booleans() | st.integers(min_value=-(2 ** 80), max_value=2 ** 80)
-                | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=12))
-json_values = st.recursive(json_scalars, lambda kids: st.lists(kids, max_size=4)
-                           | st.dictionaries(st.text(max_size=8), kids, max_size=4), max_leaves=20)
 
 
 @SETTINGS

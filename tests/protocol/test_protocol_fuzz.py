@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from batsched_py import protocol as p
+from helpers.strategies import json_scalars, json_values
 from helpers import golden_cases, read_transcript
 
 pytestmark = pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisWarning")
@@ -59,10 +60,6 @@ def test_any_text(raw):
     decode_or_protocol_error(raw)
 
 
-json_scalars = (st.none() | st.booleans() | st.integers(min_value=-(2 ** 70), max_value=2 ** 70)
-                | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=12))
-json_values = st.recursive(json_scalars, lambda kids: st.lists(kids, max_size=4)
-                           | st.dictionaries(st.text(max_size=8), kids, max_size=4), max_leaves=20)
 
 
 @FAST

@@ -1,0 +1,30 @@
+"""A Batsim workload file's top level, read the same way by everything that reads workloads
+(the emulator, the oracle policy, the Batsim 3 upgrade): an unreadable file, text that is not
+UTF-8 or JSON, or a wrong shape is named in one line, never a traceback."""
+import json
+from pathlib import Path
+from typing import Any
+
+
+class WorkloadError(ValueError):
+    """Invalid workload; the message names the file and the element."""
+
+
+def read_workload_file(path: str | Path) -> tuple[dict[str, Any], dict[str, Any], list[Any]]:
+    """The document, its ``profiles`` and its ``jobs``; a WorkloadError saying what is wrong
+    (without the path, which callers name as they see it)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except OSError as exc:
+        raise WorkloadError(f"cannot read it ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise WorkloadError(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except ValueError as exc:       # JSONDecodeError, or an integer of more than 4300 digits
+        raise WorkloadError(f"invalid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise WorkloadError("the top level must be a JSON object")
+    profiles, jobs = data.get("profiles", {}), data.get("jobs", [])
+    if not isinstance(profiles, dict) or not isinstance(jobs, list):
+        raise WorkloadError("'profiles' must be an object and 'jobs' a list")
+    return data, profiles, jobs
