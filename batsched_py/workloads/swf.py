@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import math
 import re
+import zlib
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,10 @@ N_FIELDS = 18
 JOB_ID, SUBMIT, WAIT, RUNTIME, ALLOC_PROCS, AVG_CPU, USED_MEM, REQ_PROCS, \
     REQ_TIME, REQ_MEM, STATUS, USER, GROUP, APP, QUEUE, PARTITION, \
     PRECEDING_JOB, THINK_TIME = range(N_FIELDS)
+
+#: The fields read as integers (the format's other integer fields are not read).
+_INTEGER_FIELDS = {JOB_ID: "job number", ALLOC_PROCS: "allocated processors", REQ_PROCS: "requested processors",
+                   STATUS: "status", USER: "user"}
 
 _HEADER_RE = re.compile(r"^;\s*([A-Za-z][A-Za-z0-9_ ]*?)\s*:\s*(.*?)\s*$")
 
@@ -99,6 +104,10 @@ def _parse_fields(tokens: list[str], path: str, lineno: int) -> SwfJob:
         raise SwfError(f"{path}:{lineno}: non-numeric field ({exc})") from None
     if not all(math.isfinite(v) for v in values):
         raise SwfError(f"{path}:{lineno}: non-finite field")
+    for index in _INTEGER_FIELDS:
+        if not values[index].is_integer():
+            raise SwfError(f"{path}:{lineno}: field {index + 1} ({_INTEGER_FIELDS[index]}) must be an integer, "
+                           f"got {tokens[index]}")
     return SwfJob(line=lineno, job_id=int(values[JOB_ID]), submit=values[SUBMIT],
                   wait=values[WAIT], runtime=values[RUNTIME],
                   alloc_procs=int(values[ALLOC_PROCS]), req_procs=int(values[REQ_PROCS]),
@@ -116,6 +125,15 @@ def read_swf(path: str | Path, *, skip_malformed: bool = False,
     lines (header included), for quick tests on huge traces.
     """
     trace = SwfTrace(path=str(path))
+    try:
+        _read_lines(trace, path, skip_malformed, max_lines, show_progress)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:     # a damaged .gz file
+        raise SwfError(f"{path}: damaged gzip data ({exc})") from None
+    return trace
+
+
+def _read_lines(trace: SwfTrace, path: str | Path, skip_malformed: bool, max_lines: int | None,
+                show_progress: bool) -> None:
     # (closing: a malformed line ends the progress bar, clearing its line, before the error is shown)
     with open_text(path) as stream, closing(progress(stream, f"reading {Path(path).name}",
                                                      enabled=show_progress)) as lines:
@@ -136,6 +154,5 @@ def read_swf(path: str | Path, *, skip_malformed: bool = False,
                 if not skip_malformed:
                     raise
                 trace.malformed.append((lineno, str(exc)))
-    return trace
 
 

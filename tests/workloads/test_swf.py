@@ -164,3 +164,16 @@ def test_a_malformed_line_clears_the_progress_bar_first(tmp_path, capsys):
     err = capsys.readouterr().err
     # the bar's line is cleared ("\r" + blanks + "\r") before the error, which starts its own line
     assert err.split("\r")[-1].startswith("swf2json: error: ") and "bad.swf:" in err.split("\r")[-1]
+
+
+def test_damaged_gzip_and_fractional_integers_are_named(tmp_path):
+    good = gzip.compress(TINY.read_bytes())
+    cut = tmp_path / "cut.swf.gz"
+    cut.write_bytes(good[:len(good) // 2])
+    with pytest.raises(SwfError, match=r"cut\.swf\.gz: damaged gzip data \(Compressed file ended"):
+        read_swf(cut)
+    assert main([str(cut), str(tmp_path / "o.json"), "-q"]) == 2
+    fractional = tmp_path / "f.swf"
+    fractional.write_text("1.5 0 10 100 4 -1 -1 4 200 -1 1 1 1 1 1 -1 -1 -1\n")
+    with pytest.raises(SwfError, match=r"f\.swf:1: field 1 \(job number\) must be an integer, got 1\.5"):
+        read_swf(fractional)
