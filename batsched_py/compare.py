@@ -26,7 +26,8 @@ def parse_schedulers(spec: str) -> list[tuple[str, str, dict[str, Any]]]:
             start = i + 1
     if depth != 0:
         raise CliError(f"--schedulers {spec!r}: unbalanced braces in the options")
-    runs, seen = [], {}
+    runs: list[tuple[str, str, dict[str, Any]]] = []
+    seen: dict[str, int] = {}
     for item in items:
         label = None
         if ":" in item.partition("{")[0]:  # LABEL:NAME[=JSON] names the run in tables and plots
@@ -84,11 +85,11 @@ def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
         from .plots.gantt import plot_gantt
         from .plots.power import plot_power_states
         paths = comparison_plots(results, outdir, platform=platform, time_unit=args.time_unit)
-        for label, prefix in results.items():
+        for label, source in results.items():
             rundir = outdir / _safe(label)  # published runs are read, never written into
             rundir.mkdir(exist_ok=True)
-            paths += plot_gantt(prefix, rundir / "gantt", title=f"{label}: jobs", time_unit=args.time_unit)
-            paths += plot_power_states(prefix, rundir / "power_states", time_unit=args.time_unit,
+            paths += plot_gantt(source, rundir / "gantt", title=f"{label}: jobs", time_unit=args.time_unit)
+            paths += plot_power_states(source, rundir / "power_states", time_unit=args.time_unit,
                                        title=f"{label}: power and machine states")
         for path in paths:
             print(f"plot: {path}", file=sys.stderr)

@@ -20,9 +20,9 @@ def run_simulation(platform: Path, workloads: Sequence[Path], scheduler: "str | 
     Path(export).parent.mkdir(parents=True, exist_ok=True)
     if backend == "emulator":
         from .emulator import simulate
-        result = simulate(platform, list(workloads), policy, output_prefix=export, energy=energy,
-                          events=list(events), mmax=mmax, progress=progress)
-        return Path(result.output_prefix)
+        simulate(platform, list(workloads), policy, output_prefix=export, energy=energy,
+                 events=list(events), mmax=mmax, progress=progress)
+        return Path(export)
     from .launcher import launch
     return Path(launch(backend, policy, Path(platform), list(map(Path, workloads)), export=export,
                        energy=energy, events=list(events), mmax=mmax, timeout=timeout))

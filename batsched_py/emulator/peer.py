@@ -22,7 +22,7 @@ class ZmqPeer:
         self.endpoint = endpoint
         self.timeout = timeout
         self.busy_wait = min(busy_wait, timeout)
-        self._ctx = zmq.Context.instance()
+        self._ctx: zmq.Context = zmq.Context.instance()
         self._sock = self._ctx.socket(zmq.REQ)
         self._sock.setsockopt(zmq.LINGER, 0)
         self._sock.connect(endpoint)

@@ -405,7 +405,7 @@ def _parse_wattage(r: _RawHost, nb_pstates: int, where: str, *, strict: bool
                 vals = [vals[0], vals[0], vals[1]]
             if len(vals) != 3:
                 raise ValueError(f"pstate entry {entry.strip()!r} must have 2 or 3 values")
-            watts.append(tuple(vals))
+            watts.append((vals[0], vals[1], vals[2]))
         if len(watts) != nb_pstates:
             raise ValueError(f"{len(watts)} wattage entries for {nb_pstates} pstate(s)")
     except ValueError as exc:

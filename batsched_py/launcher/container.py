@@ -63,7 +63,7 @@ class ContainerPeer:
     def __init__(self, client: Any, image: str, command: list[str], volumes: list[str],
                  name: str):
         self.client, self.name = client, f"batsim container {name} ({image})"
-        self.container = None
+        self.container: Any = None
         self._cname = name
         self._last_poll = 0.0
         self._code: Optional[int] = None

@@ -44,7 +44,7 @@ class HostPower:
         return self.model.pstates[index].idle
 
 
-def parse_xml(path: str | Path) -> ET.ElementTree:
+def parse_xml(path: str | Path) -> ET.ElementTree[ET.Element]:
     """Parse XML keeping comments; errors name the file, line and column.
 
     Leading blank lines before ``<?xml`` are tolerated (some Batsim 3 files

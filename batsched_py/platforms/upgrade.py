@@ -49,7 +49,7 @@ def _upgrade_prop(prop: ET.Element, owner: str, source: str, changes: list[str])
         changes.append(f"{owner}: {pid} -> {PROP_RENAMES[pid]}")
 
 
-def upgrade_tree(tree: ET.ElementTree, source: str = "<platform>") -> list[str]:
+def upgrade_tree(tree: ET.ElementTree[ET.Element], source: str = "<platform>") -> list[str]:
     """Upgrade ``tree`` in place and return the list of changes."""
     root = tree.getroot()
     if root.tag != "platform":

@@ -43,7 +43,8 @@ class Backfilling(QueuePolicy):
         """Insert ``job`` first fit; a start in the present is restricted to present_hosts(), unless
         that would push the job past its start_deadline()."""
         if self.plain_hooks:
-            return self.profile.insert(job.id, job.res, job.walltime, self.select)
+            # (needs_walltime: admit() queues only jobs with a walltime, hence the type ignores)
+            return self.profile.insert(job.id, job.res, job.walltime, self.select)  # type: ignore[arg-type]
         present = self.present_hosts(job)
         duration = self.planned_duration(job)
         placed = self.profile.insert(job.id, job.res, duration, self.selector(), present)
@@ -146,7 +147,7 @@ class EASY(Backfilling):
                     break
                 if job.id in queued and job is not priority and job.res <= free:
                     if direct and job.id not in placed:
-                        hosts = profile.insert_now(job.id, job.res, job.walltime if plain_duration
+                        hosts = profile.insert_now(job.id, job.res, job.walltime if plain_duration  # type: ignore[arg-type]
                                                    else self.planned_duration(job), select)
                         if hosts is not None:
                             self.start(job, hosts)
@@ -175,7 +176,7 @@ class EASY(Backfilling):
                     if not now_count:
                         break       # nothing left to start on; later jobs are not priority ones
                     if job.res <= now_count:
-                        hosts = profile.insert_now(job.id, job.res, job.walltime if plain_duration
+                        hosts = profile.insert_now(job.id, job.res, job.walltime if plain_duration  # type: ignore[arg-type]
                                                    else self.planned_duration(job), select)
                         if hosts is not None:
                             self.start(job, hosts, index=i)
@@ -225,7 +226,7 @@ class EASY(Backfilling):
         profile = self.profile
         begin = profile.placed.get(job.id)
         return (begin is not None and begin > profile.slices[0].begin and freed_until <= begin
-                and not profile.fits_before(job.id, job.res, job.walltime, begin))
+                and not profile.fits_before(job.id, job.res, job.walltime, begin))  # type: ignore[arg-type]
 
     def _sort_keeping_priority(self, before: Optional[Job]) -> Optional[Job]:
         """Sort the queue; if the head changed, give the new head its reservation, starting it

@@ -130,8 +130,9 @@ class QueuePolicy(Scheduler):
         return float("inf")
 
     def planned_duration(self, job: Job) -> float:
-        """How long a reservation lasts: the walltime (an oracle knows better)."""
-        return job.walltime
+        """How long a reservation lasts: the walltime (an oracle knows better).  Policies that
+        plan have ``needs_walltime``: admit() queues no job without one."""
+        return job.walltime  # type: ignore[return-value]
 
     def selector(self) -> Selector:
         """The selector to use for the decisions of this message (power wrappers prefer awake hosts)."""

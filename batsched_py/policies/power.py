@@ -30,7 +30,7 @@ mixin only decides *when hosts are on*:
   exceed the threshold.  With FCFS/filler bases, which plan nothing, the job
   waits for on hosts until its waiting time reaches the threshold.
 """
-from typing import Any, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from procset import ProcSet
 
@@ -43,8 +43,13 @@ from .options import PolicyOptionError, number_option
 
 AWAKE = (HostState.IDLE, HostState.COMPUTING, HostState.SWITCHING_ON, HostState.CHANGING_PSTATE)
 
+if TYPE_CHECKING:   # (a mixin always stands in front of a QueuePolicy: type-checked as one)
+    _MixinBase = QueuePolicy
+else:
+    _MixinBase = object
 
-class PowerMixin:
+
+class PowerMixin(_MixinBase):
     """Pending launches, node grouping, switching off idle nodes after a timeout."""
     POWER_OPTIONS = frozenset({"base", "timeout", "cores_per_node"})
 
@@ -216,7 +221,7 @@ class OracleMixin(PowerMixin):
     def planned_duration(self, job: Job) -> float:
         real = self.runtime(job)
         if real is None:
-            return job.walltime
+            return super().planned_duration(job)
         return real if job.walltime is None else min(real, job.walltime)
 
     def present_hosts(self, job: Job) -> Optional[int]:
@@ -265,7 +270,8 @@ def read_runtimes(path: str, host_speed: Optional[float]) -> dict[str, float]:
     for i, job in enumerate(jobs):
         if not isinstance(job, dict) or "id" not in job:
             raise PolicyOptionError(f"{where}: jobs[{i}] is not a job object with an 'id'")
-        profile = profiles.get(job.get("profile"))
+        name = job.get("profile")
+        profile = profiles.get(name) if isinstance(name, str) else None
         try:
             runtime = profile_runtime(profile, host_speed) if isinstance(profile, dict) else None
         except (KeyError, TypeError, ValueError):
@@ -280,7 +286,7 @@ def read_runtimes(path: str, host_speed: Optional[float]) -> dict[str, float]:
 _COMBINED: dict[tuple[type, str], type] = {}
 
 
-def combine(mixin: type, base: str) -> type:
+def combine(mixin: type[PowerMixin], base: str) -> type:
     """The class ``base`` policy + power ``mixin`` (created once per pair)."""
     if not isinstance(base, str):
         raise PolicyOptionError(f"option base: {base!r} is not a policy name")
@@ -300,7 +306,7 @@ def combine(mixin: type, base: str) -> type:
 
 
 class _PowerEntry(Scheduler):
-    mixin: type = PowerMixin
+    mixin: type[PowerMixin] = PowerMixin
 
     def __new__(cls, options=None):
         return combine(cls.mixin, (options or {}).get("base", "easy"))(options)

@@ -17,7 +17,7 @@ def _walltime(job: Job) -> float:
     return INF if job.walltime is None else job.walltime
 
 
-ORDERS: dict[str, Optional[Callable[[Job], object]]] = {
+ORDERS: dict[str, Optional[Callable[[Job], float]]] = {
     "fcfs": None,                                   # submission order: nothing to sort
     "lcfs": lambda j: -j.subtime,                   # last come, first served
     "saf": lambda j: _walltime(j) * j.res,          # smallest area first
@@ -33,7 +33,7 @@ class QueueOrderError(PolicyOptionError):
     """An unknown ``queue_order`` option value."""
 
 
-def order_key(name: str) -> Optional[Callable[[Job], object]]:
+def order_key(name: str) -> Optional[Callable[[Job], float]]:
     """The sort key of order ``name`` (None for FCFS, where the queue is already in order)."""
     try:
         return ORDERS[name]

@@ -55,8 +55,8 @@ def contiguous(available: int, n: int) -> Optional[int]:
 
 # selectors whose answer depends on their arguments only (policies may skip calls whose result
 # they do not use, and call them in any order)
-lowest.stateless = True
-contiguous.stateless = True
+for _select in (lowest, contiguous):
+    setattr(_select, "stateless", True)
 
 
 class NodeSelector:
@@ -119,7 +119,7 @@ class Consolidation(NodeSelector):
 class RandomSelector:
     stateless = False
 
-    def __init__(self, seed: int):
+    def __init__(self, seed: int | str):
         self.rng = random.Random(seed)
 
     def __call__(self, available: int, n: int) -> Optional[int]:
@@ -176,5 +176,5 @@ def preferring(select: Selector, preferred: int) -> Selector:
                 return inside | rest
         # a selector that can refuse (contiguous): anywhere rather than nowhere
         return select(available, n) if count < available.bit_count() else None
-    pick.stateless = is_stateless(select)
+    setattr(pick, "stateless", is_stateless(select))
     return pick

@@ -566,6 +566,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         ResourceStateChanged, RequestedCall, ExecuteJob, RejectJob, KillJob, CallMeLater, RegisterJob,
         RegisterProfile, SetResourceState, SetJobMetadata, ChangeJobState)
 }
-for _cls in (Event, *EVENT_TYPES.values()):
+_FAST_INIT: tuple[type[Event], ...] = (Event, *EVENT_TYPES.values())
+for _cls in _FAST_INIT:
     fast_init(_cls)
-del _cls
+del _cls, _FAST_INIT

@@ -24,7 +24,7 @@ def fast_init(cls: T) -> T:
     """Give the frozen slotted dataclass ``cls`` an ``__init__`` with the same parameters,
     defaults and result that sets its slots directly."""
     params = dataclasses.fields(cls)
-    if not (cls.__dataclass_params__.frozen and "__slots__" in cls.__dict__) \
+    if not (getattr(cls, "__dataclass_params__").frozen and "__slots__" in cls.__dict__) \
             or any(not f.init or f.kw_only for f in params) or hasattr(cls, "__post_init__"):
         raise TypeError(f"fast_init: {cls.__name__} is not a plain frozen slotted dataclass")
     names: dict = {"_FACTORY": _FACTORY}
@@ -47,5 +47,5 @@ def fast_init(cls: T) -> T:
     init = names["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__module__ = cls.__module__
-    cls.__init__ = init
+    setattr(cls, "__init__", init)
     return cls

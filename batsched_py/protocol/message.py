@@ -3,7 +3,7 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 from . import fields as f
 from .errors import ProtocolError
@@ -67,6 +67,7 @@ def _refuse_constant(name: str):
 
 _DECODER = json.JSONDecoder(parse_constant=_refuse_constant)  # built once: json.loads(**kw) builds one per call
 
+_fast_loads: Optional[Callable[[bytes], Any]]
 try:    # the optional accelerator (pip install 'batsched_py[fast]'): parses about 3x faster
     from orjson import JSONDecodeError as _FastError, loads as _fast_loads
 except ImportError:     # pragma: no cover - exercised by the tests that hide it
@@ -112,14 +113,14 @@ def decode_message(raw: bytes | str | dict, sender: Optional[str] = None) -> Mes
     for i, raw_event in enumerate(f.get(data, "events", list, "message")):
         # The envelope checks of decode_event, inlined for the common well-formed event;
         # anything unusual takes decode_event, which names the fault.
-        cls = t = data = None
+        cls = t = body = None
         if raw_event.__class__ is dict:
-            kind, t, data = raw_event.get("type"), raw_event.get("timestamp"), raw_event.get("data")
+            kind, t, body = raw_event.get("type"), raw_event.get("timestamp"), raw_event.get("data")
             if kind.__class__ is str:
                 cls = EVENT_TYPES.get(kind)
-        if (cls is not None and t.__class__ is float and 0.0 <= t < math.inf and data.__class__ is dict
+        if (cls is not None and t.__class__ is float and 0.0 <= t < math.inf and body.__class__ is dict
                 and (sender is None or sender in cls.SENT_BY) and i < len(_WHERE_DATA)):
-            event = cls.from_data(t, data, _WHERE_DATA[i])
+            event = cls.from_data(t, body, _WHERE_DATA[i])
         else:
             event = decode_event(raw_event, _WHERE[i] if i < len(_WHERE) else f"message.events[{i}]", sender)
         t = event.timestamp

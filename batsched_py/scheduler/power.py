@@ -58,7 +58,7 @@ def read_power_model(properties: Mapping[str, str], host: str = "?") -> Optional
     where = f"host {host}: property wattage_per_state/watt_per_state"
     pstates = tuple(_read_pstate(item, where) for item in text.split(",") if item.strip())
     off = properties.get("wattage_off", properties.get("watt_off"))
-    sleep = ()
+    sleep: tuple[SleepPStates, ...] = ()
     if properties.get("sleep_pstates"):
         sleep = tuple(_read_sleep(item, len(pstates), host) for item in properties["sleep_pstates"].split(","))
     try:

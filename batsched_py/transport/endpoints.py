@@ -178,19 +178,19 @@ class SocketRep(RepEndpoint):
 
     def _read(self) -> Optional[bytes]:
         """A request if one is whole after reading what the sockets hold now (never sleeps)."""
-        conn = self._conn
-        if conn is None:
+        conn, sock = self._conn, self._sock
+        if conn is None or sock is None:
             return self._read_candidates()
         request = conn.next_request()
         if request is not None:
             return request
         try:
-            data = self._sock.recv(_READ_SIZE, socket.MSG_DONTWAIT)
+            data = sock.recv(_READ_SIZE, socket.MSG_DONTWAIT)
             if data:
                 conn.receive_data(data)
                 out = conn.data_to_send()
                 if out:
-                    self._sock.sendall(out)
+                    sock.sendall(out)
         except BlockingIOError:
             return None
         except ConnectionError as exc:

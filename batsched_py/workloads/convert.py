@@ -72,10 +72,10 @@ class ConvertOptions:
             raise ValueError("speed must be > 0")
 
 
-def parse_missing_walltime(spec: str) -> tuple[str, float | None]:
-    """Validate ``drop|runtime|max|value:X`` and split it into (mode, X)."""
+def parse_missing_walltime(spec: str) -> tuple[str, float]:
+    """Validate ``drop|runtime|max|value:X`` and split it into (mode, X); X is 0 but for value:X."""
     if spec in ("drop", "runtime", "max"):
-        return spec, None
+        return spec, 0.0
     if spec.startswith("value:"):
         try:
             value = float(spec[len("value:"):])

@@ -7,14 +7,14 @@ archive traces never look frozen.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable
 from typing import TypeVar
 
 T = TypeVar("T")
 
 
 def progress(items: Iterable[T], desc: str, enabled: bool = True,
-             every: int = 50_000) -> Iterator[T]:
+             every: int = 50_000) -> Generator[T, None, None]:
     """Yield ``items`` while reporting progress on stderr."""
     if not enabled:
         yield from items

@@ -4,10 +4,13 @@ import os
 import subprocess
 import sys
 from importlib.util import find_spec
+from pathlib import Path
 
 import pytest
 
 from helpers.build import build_wheel, run
+
+ROOT = Path(__file__).resolve().parents[2]
 
 GOOD = '''\
 from batsched_py import protocol as p
@@ -72,3 +75,14 @@ def test_a_policy_is_type_checked_against_the_installed_package(tmp_path):
     assert 'bad.py:9: error: Argument 1 to "call_me_later" of "Scheduler" has incompatible type "str"' in out, out
     assert 'bad.py:10: error: Argument 1 to "execute" of "Scheduler" has incompatible type "float"' in out, out
     assert "Found 3 errors in 1 file" in out, out
+
+
+@pytest.mark.slow
+def test_the_package_type_checks(tmp_path):
+    """mypy (configured in setup.cfg) finds no error in batsched_py: what policies are checked
+    against stays consistent with itself."""
+    if find_spec("mypy") is None:
+        pytest.skip("mypy is not installed: pip install -e '.[dev]'")
+    done = subprocess.run([sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path / "cache"), "batsched_py"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and "Success: no issues found" in done.stdout, done.stdout[-3000:]
