@@ -185,12 +185,7 @@ class SocketRep(RepEndpoint):
         if request is not None:
             return request
         try:
-            data = sock.recv(_READ_SIZE, socket.MSG_DONTWAIT)
-            if data:
-                conn.receive_data(data)
-                out = conn.data_to_send()
-                if out:
-                    sock.sendall(out)
+            data = _exchange(sock, conn)
         except BlockingIOError:
             return None
         except ConnectionError as exc:
@@ -210,12 +205,7 @@ class SocketRep(RepEndpoint):
             self._candidate(sock)
         for sock, conn in list(self._candidates.items()):
             try:
-                data = sock.recv(_READ_SIZE, socket.MSG_DONTWAIT)
-                if data:
-                    conn.receive_data(data)
-                    out = conn.data_to_send()
-                    if out:
-                        sock.sendall(out)
+                data = _exchange(sock, conn)
             except BlockingIOError:
                 continue
             except ConnectionError:
@@ -254,6 +244,18 @@ class SocketRep(RepEndpoint):
         self._poller.unregister(self._listener)
         self._listener.close()
         self._sock, self._conn = sock, conn
+
+
+def _exchange(sock: socket.socket, conn: RepConnection) -> bytes:
+    """Feed ``conn`` what ``sock`` holds now and send what ``conn`` owes back (greeting, handshake,
+    pongs); returns the bytes read (b"": the peer closed).  BlockingIOError: nothing to read."""
+    data = sock.recv(_READ_SIZE, socket.MSG_DONTWAIT)
+    if data:
+        conn.receive_data(data)
+        out = conn.data_to_send()
+        if out:
+            sock.sendall(out)
+    return data
 
 
 def _remove_stale_socket(path: str) -> None:
