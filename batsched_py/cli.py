@@ -176,7 +176,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     from .scheduler import create
     from .transport.zmq_server import serve
-    scheduler = _create_scheduler(create, args.scheduler, parse_options(args.config))
+    scheduler = create_scheduler(create, args.scheduler, parse_options(args.config))
     session = serve(scheduler, args.socket, timeout=args.timeout or None, busy_wait=args.busy_wait / 1e6,
                     transport=args.transport)
     if not args.quiet:
@@ -186,7 +186,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _create_scheduler(create, name: str, options: dict[str, Any]):
+def create_scheduler(create, name: str, options: dict[str, Any]):
     """The policy, or one line saying why its constructor refused (a bad option, usually)."""
     try:
         return create(name, options)
@@ -210,7 +210,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     from .runner import run_simulation, print_summary
     from .scheduler import create
-    policy = _create_scheduler(create, args.scheduler, parse_options(args.config))
+    policy = create_scheduler(create, args.scheduler, parse_options(args.config))
     prefix = run_simulation(args.platform, args.workload, policy,
                             export=args.export, energy=args.energy, events=args.events, mmax=args.mmax,
                             backend=args.backend, timeout=args.timeout, progress=not args.no_progress)

@@ -6,7 +6,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from .cli import CliError, _create_scheduler, json_object
+from .cli import CliError, create_scheduler, json_object
 from .runner import run_simulation
 
 
@@ -58,7 +58,7 @@ def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
     runs = parse_schedulers(args.schedulers)
     for label, name, options in runs:     # a bad name or option fails here, before any run starts
         try:
-            _create_scheduler(create, name, options)
+            create_scheduler(create, name, options)
         except Exception as exc:
             raise CliError(f"--schedulers {label}: {exc}") from exc
     outdir: Path = args.outdir
