@@ -64,18 +64,19 @@ def _progress_bar(enabled: bool) -> tuple[Optional[Callable[[int, int], None]], 
                 bar.refresh()
         return update, bar.close
     except ImportError:
-        shown, text = [0.0], [""]      # (when the count was last shown, and the last count)
+        shown, text = 0.0, ""       # (when the count was last shown, and the last count)
 
         def update(submitted: int, finished: int) -> None:
-            text[0] = f"\r{finished}/{submitted} jobs finished"
+            nonlocal shown, text
+            text = f"\r{finished}/{submitted} jobs finished"
             now = time.monotonic()
-            if now - shown[0] > 0.5:
-                shown[0] = now
-                print(text[0], end="", file=sys.stderr, flush=True)
+            if now - shown > 0.5:
+                shown = now
+                print(text, end="", file=sys.stderr, flush=True)
 
         def close() -> None:   # the final count, not the last one shown
-            if text[0]:
-                print(text[0], file=sys.stderr, flush=True)
+            if text:
+                print(text, file=sys.stderr, flush=True)
         return update, close
 
 
