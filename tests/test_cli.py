@@ -4,11 +4,14 @@ from __future__ import annotations
 import subprocess
 import sys
 from importlib import import_module
+from pathlib import Path
 
 import pytest
 
 from batsched_py import cli
 from batsched_py.scheduler import available
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def run_main(capsys, *argv):
@@ -120,3 +123,21 @@ def test_numbers_are_checked_where_they_are_read(capsys, argv, message):
     code, _, err = run_main(capsys, *argv)
     assert code == 2 and message in err, err
     assert "Traceback" not in err and "emulate: emulate:" not in err
+
+
+def test_unwritable_outputs_end_in_one_line(capsys, tmp_path):
+    """An output under a path that cannot be a directory is named, not a traceback (writing
+    happened outside the commands' error handling)."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    bad = str(blocker / "out")
+    tiny = str(ROOT / "tests/data/swf/tiny.swf")
+    golden = str(ROOT / "tests/data/golden/easy_bf-e128-hpc250")
+    for argv, prefix in ((["swf2json", tiny, bad + ".json", "-q"], "swf2json: error: "),
+                         (["swf2json", tiny, str(tmp_path / "o.json"), "-q", "--report", bad + ".json"],
+                          "swf2json: error: "),
+                         (["workload", "characterise", tiny, "-o", bad + ".csv"], "workload: error: "),
+                         (["metrics", golden, "-o", bad + ".csv"], "metrics: error: ")):
+        code, _, err = run_main(capsys, *argv)
+        assert code == 2 and err.strip().splitlines()[-1].startswith(prefix) and "a-file" in err, (argv, err)
+        assert "Traceback" not in err

@@ -45,11 +45,11 @@ def main(argv: list[str] | None = None) -> int:
             for name, source in results.items():
                 table = read_jobs(require_path(source, "jobs"))
                 write_job_table(table, Path(args.jobs_csv) / f"{name}_job_metrics.csv")
+        if args.output:
+            write_csv(rows, args.output)
     except (MetricsInputError, ValueError, OSError) as exc:
         print(f"metrics: error: {exc}", file=sys.stderr)
         return 2
-    if args.output:
-        write_csv(rows, args.output)
     columns = list(rows[0]) if args.all_columns and rows else None
     print(format_table(rows, columns))
     return 0

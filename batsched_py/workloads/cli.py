@@ -85,13 +85,17 @@ def _write(data: dict, path: Path, indent: int | None) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        opts = _options(args)
-        trace = read_swf(args.swf, skip_malformed=args.skip_malformed,
-                         max_lines=args.max_lines, show_progress=not args.quiet)
-        jobs, nb_res, report = prepare(trace, opts)
-    except (SwfError, ValueError, OSError) as exc:
+        return _convert(args, argv)
+    except (SwfError, ValueError, OSError) as exc:     # (OSError: unreadable input, unwritable output)
         print(f"swf2json: error: {exc}", file=sys.stderr)
         return 2
+
+
+def _convert(args: argparse.Namespace, argv: list[str] | None) -> int:
+    opts = _options(args)
+    trace = read_swf(args.swf, skip_malformed=args.skip_malformed,
+                     max_lines=args.max_lines, show_progress=not args.quiet)
+    jobs, nb_res, report = prepare(trace, opts)
     command = "batsched-py swf2json " + shlex.join(sys.argv[1:] if argv is None else argv)
     episodes = split_episodes(jobs, trace, args.split) if args.split else [("", jobs)]
     n_profiles = 0
@@ -138,18 +142,22 @@ def workload_main(argv: list[str] | None = None) -> int:
         if args.command == "upgrade":
             for change in upgrade_workload_file(args.input, args.output):
                 print(change)
-            return 0
-        rows = sequential_shares(read_swf(args.swf, skip_malformed=args.skip_malformed), args.gap)
+        else:
+            _characterise(args)
     except (SwfError, WorkloadError, ValueError, OSError) as exc:
         print(f"workload: error: {exc}", file=sys.stderr)
         return 2
+    return 0
+
+
+def _characterise(args: argparse.Namespace) -> None:
+    rows = sequential_shares(read_swf(args.swf, skip_malformed=args.skip_malformed), args.gap)
     if args.output:
         write_shares_csv(rows, args.output)
-    else:
-        print(f"{'day':<12} {'jobs':>6} {'seq':>6} {'share':>7} bin")
-        for r in rows:
-            print(f"{r.day:<12} {r.n_jobs:>6} {r.n_sequential:>6} {r.share:>7.3f} {r.quartile_bin:>3}")
-    return 0
+        return
+    print(f"{'day':<12} {'jobs':>6} {'seq':>6} {'share':>7} bin")
+    for r in rows:
+        print(f"{r.day:<12} {r.n_jobs:>6} {r.n_sequential:>6} {r.share:>7.3f} {r.quartile_bin:>3}")
 
 
 if __name__ == "__main__":
