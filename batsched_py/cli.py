@@ -9,6 +9,7 @@ from typing import Any, Optional, Sequence
 
 from . import __version__, compiled_modules
 from .argtypes import count, non_negative
+from .textfiles import not_utf8
 
 # Tools with their own parsers, mounted as sub-commands: name -> (module, one-line help).
 DELEGATED = {
@@ -55,7 +56,10 @@ def parse_options(text: Optional[str]) -> dict[str, Any]:
         path = Path(text)
         if not path.is_file():
             raise CliError(f"--config {text!r} is neither a JSON object nor an existing file")
-        source, text = str(path), path.read_text()
+        try:
+            source, text = str(path), path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise CliError(f"--config {text}: {not_utf8(exc)}") from None
     return json_object(text, source)
 
 

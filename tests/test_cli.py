@@ -141,3 +141,36 @@ def test_unwritable_outputs_end_in_one_line(capsys, tmp_path):
         code, _, err = run_main(capsys, *argv)
         assert code == 2 and err.strip().splitlines()[-1].startswith(prefix) and "a-file" in err, (argv, err)
         assert "Traceback" not in err
+
+
+def test_binary_inputs_are_named_with_their_file(capsys, tmp_path):
+    """Bytes that are not UTF-8, where a command reads text, are named with the file and the
+    first bad byte (they were tracebacks, or a message without the file)."""
+    binary = tmp_path / "bin.dat"
+    binary.write_bytes(b"ok\xa6 more")
+    csv_source = tmp_path / "run"
+    good = (ROOT / "tests/data/golden/easy_bf-e128-hpc250/out_jobs.csv").read_bytes()
+    (tmp_path / "run_jobs.csv").write_bytes(good * 3 + b"\xff")           # beyond the first chunk read
+    platform = str(ROOT / "platforms/energy_platform_homogeneous_no_net_128.xml")
+    workload = str(ROOT / "tests/data/golden/easy_bf-e128-hpc250/inputs/example_workload_hpc_seed1_jobs250.json")
+    fault = "not UTF-8 text (invalid start byte at byte 2)"
+    for argv, message in (
+            (["platform", "upgrade", str(binary), str(tmp_path / "o.xml")], f"{binary}: {fault}"),
+            (["serve", "--scheduler", "easy", "--config", str(binary)], f"--config {binary}: {fault}"),
+            (["run", "-p", platform, "-w", workload, "--events", str(binary), "--scheduler", "easy",
+              "-e", str(tmp_path / "out"), "--no-progress"], f"events file {binary}: {fault}"),
+            (["metrics", "-p", str(binary), str(ROOT / "tests/data/golden/easy_bf-e128-hpc250")],
+             f"{binary}: {fault}"),
+            (["metrics", str(csv_source)],
+             f"run_jobs.csv: not UTF-8 text (invalid start byte at byte {3 * len(good)})")):
+        code, _, err = run_main(capsys, *argv)
+        assert code == 2 and message in err and "Traceback" not in err, (argv, err)
+
+
+def test_an_unsplittable_batsim_command_is_named(monkeypatch):
+    from batsched_py.launcher import LaunchError
+    from batsched_py.launcher.process import batsim_command
+    monkeypatch.setenv("BATSCHED_PY_BATSIM", '"/opt/batsim/bin/batsim')
+    with pytest.raises(LaunchError, match=r"\$BATSCHED_PY_BATSIM '\"/opt/batsim/bin/batsim' cannot be split like "
+                                          r"a shell command: No closing quotation"):
+        batsim_command()

@@ -12,6 +12,7 @@ from typing import Any
 
 from procset import ProcSet
 
+from ..textfiles import not_utf8
 from .errors import EmulatorError
 
 __all__ = ["ExternalEvent", "load_events"]
@@ -30,9 +31,11 @@ class ExternalEvent:
 def load_events(path: str | Path, *, nb_hosts: int) -> list[ExternalEvent]:
     events: list[ExternalEvent] = []
     try:
-        lines = Path(path).read_text().splitlines()
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
     except OSError as exc:
         raise EmulatorError(f"events file {path}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise EmulatorError(f"events file {path}: {not_utf8(exc)}") from None
     last = 0.0
     for n, line in enumerate(lines, 1):
         if not line.strip():

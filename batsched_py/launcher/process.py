@@ -19,7 +19,12 @@ def batsim_command(command: Optional[Sequence[str]] = None) -> list[str]:
     if command:
         return [str(c) for c in command]
     env = os.environ.get(ENV_COMMAND, "").strip()
-    return shlex.split(env) if env else ["batsim"]
+    if not env:
+        return ["batsim"]
+    try:
+        return shlex.split(env)
+    except ValueError as exc:       # (an unbalanced quote)
+        raise LaunchError(f"${ENV_COMMAND} {env!r} cannot be split like a shell command: {exc}") from None
 
 
 class ProcessPeer:

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import csv
 import gzip
+import zlib
 from pathlib import Path
+from typing import IO, Any
 
 import numpy as np
+
+from ..textfiles import not_utf8
 
 
 class MetricsInputError(ValueError):
@@ -40,24 +44,39 @@ def require_path(source: str | Path, kind: str) -> Path:
 def read_columns(path: str | Path, required: list[str]) -> dict[str, list[str]]:
     """Read a CSV into {column: values}; checks header and row lengths."""
     path = Path(path)
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", newline="") as stream:
-        reader = csv.reader(stream)
-        header = next(reader, None)
-        if header is None:
-            raise MetricsInputError(f"{path}: empty file, expected a header")
-        missing = [c for c in required if c not in header]
-        if missing:
-            raise MetricsInputError(f"{path}: missing column(s) {', '.join(missing)}")
-        columns: dict[str, list[str]] = {name: [] for name in header}
-        for row in reader:
-            if not row:
-                continue
-            if len(row) != len(header):
-                raise MetricsInputError(f"{path}:{reader.line_num}: {len(row)} fields, "
-                                        f"header has {len(header)}")
-            for name, value in zip(header, row):
-                columns[name].append(value)
+    opener: Any = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rt", newline="") as stream:
+            return _read_columns(stream, path, required)
+    except UnicodeDecodeError:
+        # (the text reader decodes by chunks, so its position is within a chunk: find the byte)
+        with opener(path, "rb") as raw:
+            try:
+                raw.read().decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise MetricsInputError(f"{path}: {not_utf8(exc)}") from None
+        raise
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise MetricsInputError(f"{path}: damaged gzip data ({exc})") from None
+
+
+def _read_columns(stream: IO[str], path: Path, required: list[str]) -> dict[str, list[str]]:
+    reader = csv.reader(stream)
+    header = next(reader, None)
+    if header is None:
+        raise MetricsInputError(f"{path}: empty file, expected a header")
+    missing = [c for c in required if c not in header]
+    if missing:
+        raise MetricsInputError(f"{path}: missing column(s) {', '.join(missing)}")
+    columns: dict[str, list[str]] = {name: [] for name in header}
+    for row in reader:
+        if not row:
+            continue
+        if len(row) != len(header):
+            raise MetricsInputError(f"{path}:{reader.line_num}: {len(row)} fields, "
+                                    f"header has {len(header)}")
+        for name, value in zip(header, row):
+            columns[name].append(value)
     return columns
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..scheduler.power import PowerModel, PowerModelError, read_power_model
+from ..textfiles import not_utf8
 
 
 class PlatformError(ValueError):
@@ -50,7 +51,10 @@ def parse_xml(path: str | Path) -> ET.ElementTree[ET.Element]:
     Leading blank lines before ``<?xml`` are tolerated (some Batsim 3 files
     have one, which strict parsers reject); line numbers still refer to the file.
     """
-    text = Path(path).read_text()
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise PlatformError(f"{path}: {not_utf8(exc)}") from None
     body = text.lstrip()
     skipped = text[:len(text) - len(body)].count("\n")
     parser = ET.XMLParser(target=ET.TreeBuilder(insert_comments=True))

@@ -5,6 +5,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional
 
+from ..textfiles import not_utf8
 from . import fields as f
 from .errors import ProtocolError
 from .events import BATSIM, EVENT_TYPES, SCHEDULER, Event
@@ -91,7 +92,7 @@ def _parse(raw: object) -> Any:
         try:
             raw = (raw if isinstance(raw, bytes) else bytes(raw)).decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise ProtocolError(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+            raise ProtocolError(not_utf8(exc)) from None
     if isinstance(raw, str):
         try:
             return _DECODER.decode(raw)

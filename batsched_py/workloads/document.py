@@ -5,6 +5,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..textfiles import not_utf8
+
 
 class WorkloadError(ValueError):
     """Invalid workload; the message names the file and the element."""
@@ -19,7 +21,7 @@ def read_workload_file(path: str | Path) -> tuple[dict[str, Any], dict[str, Any]
     except OSError as exc:
         raise WorkloadError(f"cannot read it ({exc.strerror or exc})") from None
     except UnicodeDecodeError as exc:
-        raise WorkloadError(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise WorkloadError(not_utf8(exc)) from None
     except ValueError as exc:       # JSONDecodeError, or an integer of more than 4300 digits
         raise WorkloadError(f"invalid JSON ({exc})") from None
     if not isinstance(data, dict):

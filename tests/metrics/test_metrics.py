@@ -1,4 +1,5 @@
 import csv
+import gzip
 import math
 import re
 from pathlib import Path
@@ -126,3 +127,10 @@ def test_bad_platform_energy_is_named(tmp_path, capsys, original, replacement, e
     assert str(raised.value).startswith(f"{bad}: ")
     assert main(["-p", str(bad), str(GOLDEN / "sleeper-e128-load50-E")]) == 2
     assert error in capsys.readouterr().err
+
+
+def test_damaged_gzip_output_is_named(tmp_path):
+    data = gzip.compress((GOLDEN / "killer-e128-semantics" / "out_jobs.csv").read_bytes())
+    (tmp_path / "z_jobs.csv.gz").write_bytes(data[:len(data) // 2])
+    with pytest.raises(MetricsInputError, match=r"z_jobs\.csv\.gz: damaged gzip data"):
+        summary(tmp_path / "z")
