@@ -37,7 +37,6 @@ from procset import ProcSet
 from ..scheduler import HostState, Job, Scheduler, register
 from ..scheduler.registry import available as registered
 from ..scheduler.view import procset_of_mask
-from ..workloads.document import WorkloadError, read_workload_file
 from .base import QueuePolicy
 from .options import PolicyOptionError, number_option
 
@@ -261,6 +260,7 @@ def profile_runtime(profile: Mapping[str, Any], host_speed: Optional[float]) -> 
 
 def read_runtimes(path: str, host_speed: Optional[float]) -> dict[str, float]:
     """Job name (without workload prefix) -> real runtime, from a Batsim workload file."""
+    from ..workloads.document import WorkloadError, read_workload_file   # (only for this option)
     where = f"option workload: {path}"
     try:
         _, profiles, jobs = read_workload_file(path)
