@@ -1,6 +1,17 @@
-"""The one wording of an encoding fault, for every reader of text (files and messages)."""
+"""The one wording of the faults of text input (files and messages): bytes that are not UTF-8,
+and damaged gzip data under a ``.gz`` file."""
+import gzip
+import zlib
+
+#: What reading a damaged gzip file raises: cut short (EOFError), bad header, bad deflate data.
+GZIP_FAULTS = (EOFError, gzip.BadGzipFile, zlib.error)
 
 
 def not_utf8(exc: UnicodeDecodeError) -> str:
     """What is wrong with bytes that are not UTF-8, for an error message."""
     return f"not UTF-8 text ({exc.reason} at byte {exc.start})"
+
+
+def damaged_gzip(exc: BaseException) -> str:
+    """What is wrong with a damaged gzip file (one of GZIP_FAULTS), for an error message."""
+    return f"damaged gzip data ({exc})"

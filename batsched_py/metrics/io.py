@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import csv
 import gzip
-import zlib
 from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
 
-from ..textfiles import not_utf8
+from ..textfiles import GZIP_FAULTS, damaged_gzip, not_utf8
 
 
 class MetricsInputError(ValueError):
@@ -56,8 +55,8 @@ def read_columns(path: str | Path, required: list[str]) -> dict[str, list[str]]:
             except UnicodeDecodeError as exc:
                 raise MetricsInputError(f"{path}: {not_utf8(exc)}") from None
         raise
-    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-        raise MetricsInputError(f"{path}: damaged gzip data ({exc})") from None
+    except GZIP_FAULTS as exc:
+        raise MetricsInputError(f"{path}: {damaged_gzip(exc)}") from None
 
 
 def _read_columns(stream: IO[str], path: Path, required: list[str]) -> dict[str, list[str]]:

@@ -10,12 +10,12 @@ from __future__ import annotations
 import gzip
 import math
 import re
-import zlib
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from ..textfiles import GZIP_FAULTS, damaged_gzip
 from .progress import progress
 
 N_FIELDS = 18
@@ -127,8 +127,8 @@ def read_swf(path: str | Path, *, skip_malformed: bool = False,
     trace = SwfTrace(path=str(path))
     try:
         _read_lines(trace, path, skip_malformed, max_lines, show_progress)
-    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:     # a damaged .gz file
-        raise SwfError(f"{path}: damaged gzip data ({exc})") from None
+    except GZIP_FAULTS as exc:
+        raise SwfError(f"{path}: {damaged_gzip(exc)}") from None
     return trace
 
 
