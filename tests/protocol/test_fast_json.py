@@ -1,7 +1,8 @@
-"""The optional orjson reader ('batsched_py[fast]') gives what the standard json reader gives.
+"""The optional orjson reader and writer ('batsched_py[fast]') give what the standard json ones give.
 
 Decoding must not depend on whether the accelerator is installed: the same bytes give the same
-message (same types, same float bits) or the same ProtocolError, word for word.
+message (same types, same float bits) or the same ProtocolError, word for word.  Encoding may
+differ in spelling (orjson writes UTF-8 where json escapes, 1e16 for 1e+16), never in the value.
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import json
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from procset import ProcSet
 
 from batsched_py import protocol as p
 from helpers.strategies import json_values
@@ -101,3 +103,63 @@ def test_the_accelerator_reads_batsim_messages(monkeypatch):
     big = b'{"now": 2.5, "events": [], "x": 12345678901234567890123}'
     assert p.decode_message(big).now == 2.5
     assert calls == [plain]
+    # The boundary: 18 digits in a row still take the accelerator, 19 do not.
+    eighteen = b'{"now": 2.5, "events": [], "x": "a123456789012345678 1"}'
+    nineteen = b'{"now": 2.5, "events": [], "x": "a1234567890123456789 1"}'
+    assert p.decode_message(eighteen).now == 2.5
+    assert calls == [plain, eighteen]
+    assert p.decode_message(nineteen).now == 2.5
+    assert calls == [plain, eighteen]
+
+
+def written(msg: p.Message, fast: bool) -> str:
+    """The JSON value encoding ``msg`` gives with or without the accelerator, as the repr of what
+    json reads back (exact floats, ints apart from floats), or the error."""
+    saved = message._fast_dumps
+    message._fast_dumps = saved if fast else None
+    try:
+        try:
+            text = p.encode_message(msg)
+        except (p.ProtocolError, TypeError) as exc:
+            return f"error: {type(exc).__name__}: {exc}"
+        return repr(json.loads(text))
+    finally:
+        message._fast_dumps = saved
+
+
+def written_alike(msg: p.Message) -> None:
+    assert written(msg, fast=True) == written(msg, fast=False)
+
+
+hosts = st.lists(st.integers(0, 2 ** 31 - 1), min_size=1, max_size=6).map(lambda ids: ProcSet(*ids))
+keys = st.text(max_size=8) | st.integers(-5, 5) | st.booleans() | st.none()
+
+
+@SETTINGS
+@given(st.floats(min_value=0, allow_infinity=False), st.text(max_size=10), hosts,
+       st.dictionaries(keys, json_values, max_size=3), st.dictionaries(st.text(max_size=8), json_values, max_size=3))
+@example(1e16, "w0!1", ProcSet(0), {}, {"x": float("nan")})
+@example(2.5, "\ud800", ProcSet(0), {}, {})                # a lone surrogate: orjson refuses it
+@example(2.5, "null", ProcSet(0), {}, {"big": 2 ** 70})
+def test_any_reply(t, job_id, alloc, mapping, extra):
+    written_alike(p.Message(t, (p.ExecuteJob(t, job_id, alloc, mapping or None, extra),
+                                p.Notify(t, "registration_finished", None, extra))))
+
+
+def test_the_accelerator_writes_replies(monkeypatch):
+    """Installed, it is what writes a reply with decisions; a reply it would spell wrong goes to json."""
+    calls = []
+    fast = message._fast_dumps
+
+    def spy(data):
+        calls.append(data)
+        return fast(data)
+
+    monkeypatch.setattr(message, "_fast_dumps", spy)
+    reply = p.Message(2.5, (p.ExecuteJob(2.5, "w0!1", ProcSet((0, 3), 7)),))
+    assert p.encode_message(reply) == b'{"now":2.5,"events":[{"timestamp":2.5,"type":"EXECUTE_JOB",' \
+                                      b'"data":{"job_id":"w0!1","alloc":"0-3 7"}}]}'
+    assert len(calls) == 1
+    with pytest.raises(p.ProtocolError, match="cannot encode message: Out of range float values"):
+        p.encode_message(p.Message(2.5, (p.Notify(2.5, "x", None, {"v": float("nan")}),)))
+    assert len(calls) == 2        # (orjson wrote null: json refused it)
