@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from ..scheduler.power import PowerModelError, read_pstates, read_sleep_pstates
 from .network import (DEFAULT_LOOPBACK_BW, NotModelled, Route, Unroutable, message_routes, radical_ids,
                       split_quantity)
 
@@ -398,34 +399,19 @@ def _parse_wattage(r: _RawHost, nb_pstates: int, where: str, *, strict: bool
             raise PlatformError(f"{where}: no wattage_per_state property (needed with -E)")
         return zeros
     try:
-        watts = []
-        for entry in text.split(","):
-            vals = [float(v) for v in entry.split(":")]
-            if len(vals) == 2:  # SimGrid: epsilon defaults to idle
-                vals = [vals[0], vals[0], vals[1]]
-            if len(vals) != 3:
-                raise ValueError(f"pstate entry {entry.strip()!r} must have 2 or 3 values")
-            watts.append((vals[0], vals[1], vals[2]))
+        watts = [(p.idle, p.epsilon, p.all_cores) for p in read_pstates(text, "bad wattage_per_state")]
         if len(watts) != nb_pstates:
-            raise ValueError(f"{len(watts)} wattage entries for {nb_pstates} pstate(s)")
-    except ValueError as exc:
+            raise PowerModelError(f"bad wattage_per_state: {len(watts)} wattage entries for {nb_pstates} pstate(s)")
+    except PowerModelError as exc:
         if strict:
-            raise PlatformError(f"{where}: bad wattage_per_state: {exc}") from None
+            raise PlatformError(f"{where}: {exc}") from None
         return zeros
     return watts
 
 
 def _parse_sleep_pstates(text: str, nb_pstates: int, where: str) -> tuple[SleepSpec, ...]:
-    specs = []
-    for triple in filter(None, (t.strip() for t in text.split(","))):
-        try:
-            sleep, off, on = (int(v) for v in triple.split(":"))
-        except ValueError:
-            raise PlatformError(f"{where}: bad sleep_pstates triple {triple!r} "
-                                "(expected sleep:off:on)") from None
-        for p in (sleep, off, on):
-            if not 0 <= p < nb_pstates:
-                raise PlatformError(f"{where}: sleep_pstates {triple!r}: pstate {p} does not "
-                                    f"exist ({nb_pstates} pstates)")
-        specs.append(SleepSpec(sleep, off, on))
-    return tuple(specs)
+    try:
+        return tuple(SleepSpec(s.sleep, s.switch_off, s.switch_on)
+                     for s in read_sleep_pstates(text, nb_pstates, where))
+    except PowerModelError as exc:
+        raise PlatformError(str(exc)) from None

@@ -55,17 +55,28 @@ def read_power_model(properties: Mapping[str, str], host: str = "?") -> Optional
     text = properties.get("wattage_per_state", properties.get("watt_per_state"))
     if text is None:
         return None
-    where = f"host {host}: property wattage_per_state/watt_per_state"
-    pstates = tuple(_read_pstate(item, where) for item in text.split(",") if item.strip())
+    pstates = read_pstates(text, f"host {host}: property wattage_per_state/watt_per_state")
     off = properties.get("wattage_off", properties.get("watt_off"))
-    sleep: tuple[SleepPStates, ...] = ()
-    if properties.get("sleep_pstates"):
-        sleep = tuple(_read_sleep(item, len(pstates), host) for item in properties["sleep_pstates"].split(","))
+    sleep = read_sleep_pstates(properties.get("sleep_pstates", ""), len(pstates), f"host {host}")
     try:
         wattage_off = None if off is None else float(off)
     except ValueError:
         raise PowerModelError(f"host {host}: wattage_off {off!r} is not a number") from None
     return PowerModel(pstates, wattage_off, sleep)
+
+
+def read_pstates(text: str, where: str) -> tuple[PStatePower, ...]:
+    """The ``wattage_per_state`` (or ``watt_per_state``) text ``text``, one entry per pstate;
+    errors begin with ``where``."""
+    return tuple(_read_pstate(item, where) for item in text.split(","))
+
+
+def read_sleep_pstates(text: str, nb_pstates: int, where: str) -> tuple[SleepPStates, ...]:
+    """The ``sleep_pstates`` text ``text`` (empty: none) of a host with ``nb_pstates`` pstates;
+    errors begin with ``where``."""
+    if not text.strip():
+        return ()
+    return tuple(_read_sleep(item, nb_pstates, where) for item in text.split(","))
 
 
 def _read_pstate(item: str, where: str) -> PStatePower:
@@ -80,12 +91,12 @@ def _read_pstate(item: str, where: str) -> PStatePower:
     raise PowerModelError(f"{where}: {item.strip()!r} needs 2 or 3 values separated by ':'")
 
 
-def _read_sleep(item: str, nb_pstates: int, host: str) -> SleepPStates:
+def _read_sleep(item: str, nb_pstates: int, where: str) -> SleepPStates:
     try:
         sleep, off, on = (int(v) for v in item.strip().split(":"))
     except ValueError:
-        raise PowerModelError(f"host {host}: sleep_pstates entry {item.strip()!r} must be sleep:off:on") from None
+        raise PowerModelError(f"{where}: sleep_pstates entry {item.strip()!r} must be sleep:off:on") from None
     for p in (sleep, off, on):
         if not 0 <= p < nb_pstates:
-            raise PowerModelError(f"host {host}: sleep_pstates names pstate {p}, host has {nb_pstates}")
+            raise PowerModelError(f"{where}: sleep_pstates names pstate {p}, host has {nb_pstates}")
     return SleepPStates(sleep, off, on)

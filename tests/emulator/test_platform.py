@@ -91,7 +91,7 @@ def _write(tmp_path, body: str, name="p.xml") -> Path:
      ["h0", "2 or 3 values"]),
     ('<host id="h0" speed="1Gf"><prop id="wattage_per_state" value="1:2"/>'
      '<prop id="sleep_pstates" value="0:1:2"/></host>', True,
-     ["h0", "pstate 1 does not exist"]),
+     ["h0", "sleep_pstates names pstate 1"]),
     ('<host id="h0" speed="1Gf" pstate="3"/>', False, ["h0", "pstate=3"]),
     ('<host id="h0" speed="1Gf"/><host id="h0" speed="1Gf"/>', False, ["h0", "twice"]),
 ])

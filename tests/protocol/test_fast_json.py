@@ -86,16 +86,22 @@ def test_edge_cases(raw):
     same_either_way(raw)
 
 
+def spy_on(monkeypatch, name: str) -> list:
+    """The arguments of every call to ``message.<name>`` (orjson's function) from now on."""
+    calls = []
+    fast = getattr(message, name)
+
+    def spy(arg):
+        calls.append(arg)
+        return fast(arg)
+
+    monkeypatch.setattr(message, name, spy)
+    return calls
+
+
 def test_the_accelerator_reads_batsim_messages(monkeypatch):
     """Installed, it is what reads a plain message; a run of 19 digits goes to json instead."""
-    calls = []
-    fast = message._fast_loads
-
-    def spy(raw):
-        calls.append(raw)
-        return fast(raw)
-
-    monkeypatch.setattr(message, "_fast_loads", spy)
+    calls = spy_on(monkeypatch, "_fast_loads")
     plain = b'{"now": 2.5, "events": [{"timestamp": 2.5, "type": "JOB_SUBMITTED", "data": {"job_id": "w0!1", ' \
             b'"job": {"id": "w0!1", "subtime": 2.5, "res": 4, "profile": "p", "walltime": 100}}}]}'
     assert p.decode_message(plain).events[0].job.res == 4
@@ -148,14 +154,7 @@ def test_any_reply(t, job_id, alloc, mapping, extra):
 
 def test_the_accelerator_writes_replies(monkeypatch):
     """Installed, it is what writes a reply with decisions; a reply it would spell wrong goes to json."""
-    calls = []
-    fast = message._fast_dumps
-
-    def spy(data):
-        calls.append(data)
-        return fast(data)
-
-    monkeypatch.setattr(message, "_fast_dumps", spy)
+    calls = spy_on(monkeypatch, "_fast_dumps")
     reply = p.Message(2.5, (p.ExecuteJob(2.5, "w0!1", ProcSet((0, 3), 7)),))
     assert p.encode_message(reply) == b'{"now":2.5,"events":[{"timestamp":2.5,"type":"EXECUTE_JOB",' \
                                       b'"data":{"job_id":"w0!1","alloc":"0-3 7"}}]}'
