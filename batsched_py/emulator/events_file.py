@@ -6,6 +6,7 @@ Other types are "generic": forwarded to the scheduler only with --forward-unknow
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,8 +49,9 @@ def load_events(path: str | Path, *, nb_hosts: int) -> list[ExternalEvent]:
         if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
             raise EmulatorError(f"{where}: an event must be an object with a string 'type'")
         t = obj.get("timestamp")
-        if isinstance(t, bool) or not isinstance(t, (int, float)) or t < 0:
-            raise EmulatorError(f"{where}: 'timestamp' must be a non-negative number")
+        # (json reads NaN and Infinity, which no event time can be)
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t < math.inf:
+            raise EmulatorError(f"{where}: 'timestamp' must be a finite non-negative number, got {json.dumps(t)}")
         if t < last:
             raise EmulatorError(f"{where}: timestamps must be in ascending order ({t} < {last})")
         last = t

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from ..workloads.upgrade import PROFILE_TYPE_RENAMES
 from .errors import EmulatorError
 
 __all__ = ["Profile", "Task", "parse_profile", "expand_tasks", "unsupported_part", "UNSUPPORTED"]
@@ -52,15 +53,6 @@ class Task:
     amount: float = 0.0
     total: bool = False               # parallel_homogeneous_total: amount split among hosts
     vector: tuple[float, ...] = field(default=())   # parallel: flops per host rank
-
-    def duration(self, nb_hosts: int, speed: float) -> float:
-        """Seconds this task lasts on ``nb_hosts`` hosts of (slowest) speed ``speed`` flop/s."""
-        if self.kind == "delay":
-            return self.amount
-        if self.vector:
-            return max(self.vector) / speed if self.vector else 0.0
-        flops = self.amount / nb_hosts if self.total else self.amount
-        return flops / speed
 
 
 def _num(data: Mapping[str, Any], key: str, where: str) -> float:
@@ -110,6 +102,9 @@ def parse_profile(name: str, data: Any, where: str, *, free_network: bool = Fals
         if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
             raise EmulatorError(f"{where}: 'repeat' must be a positive integer")
         return Profile(name, kind, data, ret, tuple(seq), repeat)
+    elif PROFILE_TYPE_RENAMES.get(kind, kind) != kind:
+        raise EmulatorError(f"{where}: {kind!r} is Batsim 3's name for {PROFILE_TYPE_RENAMES[kind]!r}: "
+                            "convert the workload with 'batsched-py workload upgrade IN OUT'")
     else:
         raise EmulatorError(f"{where}: unknown profile type {kind!r} (Batsim 4.2.1 has delay, "
                             "parallel, parallel_homogeneous, parallel_homogeneous_total, composed, ...)")

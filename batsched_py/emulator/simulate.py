@@ -12,6 +12,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from procset import ProcSet
 
+from ..workloads.document import WorkloadError, read_workload_file
 from .engine import Engine, EngineOptions, Exchange
 from .errors import EmulatorError, NetworkNotModelledWarning
 from .events_file import load_events
@@ -91,20 +92,25 @@ def run_engine(platform: str | Path, workloads: Sequence[str | Path], exchange: 
                            mmax_workload, master_host, progress, options)
 
 
+def _nb_res(path: str | Path) -> int:
+    """The ``nb_res`` of a workload file, for --mmax-workload."""
+    try:
+        data, _, _ = read_workload_file(path)
+    except WorkloadError as exc:
+        raise EmulatorError(f"--mmax-workload: {path}: {exc}") from None
+    nb_res = data.get("nb_res")
+    if isinstance(nb_res, bool) or not isinstance(nb_res, int) or nb_res < 1:
+        raise EmulatorError(f"--mmax-workload: {path}: 'nb_res' must be a positive integer, got {nb_res!r}")
+    return nb_res
+
+
 def _run_engine(platform, workloads, exchange, output_prefix, energy, events, mmax, mmax_workload,
                 master_host, progress, options) -> SimulationResult:
     started = time.perf_counter()
     options = options or EngineOptions()
     options.energy = energy
     if mmax_workload:
-        import json
-        nb = []
-        for w in workloads:
-            try:
-                nb.append(int(json.load(open(w)).get("nb_res", 0)))
-            except (OSError, ValueError) as exc:
-                raise EmulatorError(f"--mmax-workload: cannot read nb_res of {w}: {exc}") from None
-        mmax = max(nb, default=0)
+        mmax = max((_nb_res(w) for w in workloads), default=0)
     plat = load_platform(platform, mmax=mmax, energy=energy, master_host=master_host)
     free_network = _has_no_links(platform)
     if plat.network_note:

@@ -121,12 +121,14 @@ class Session:
     def _query(self, s: Scheduler, e: p.Query) -> None:
         answers = {}
         for name, args in e.requests.items():
-            if name == "estimate_waiting_time":
-                job = p.JobDescription.from_data({"profile": "", "id": args.get("job_id", "?"), **args.get("job", {})},
-                                                 "QUERY.estimate_waiting_time")
-                answers[name] = {"job_id": args.get("job_id"), "estimated_waiting_time": s.estimate_waiting_time(job)}
-            else:
+            if name != "estimate_waiting_time":
                 raise SessionError(f"Batsim asked an unknown query {name!r}")
+            where = "QUERY.requests.estimate_waiting_time"
+            job_id, job = args.get("job_id"), args.get("job", {})
+            if not isinstance(job_id, str) or not isinstance(job, dict):
+                raise p.ProtocolError("needs a string job_id and a job object (res, walltime, ...)", where)
+            description = p.JobDescription.from_data({"profile": "", "id": job_id, **job}, f"{where}.job")
+            answers[name] = {"job_id": job_id, "estimated_waiting_time": s.estimate_waiting_time(description)}
         s._send(p.Answer(s.decision_time, answers))
 
     def _answer(self, s: Scheduler, e: p.Answer) -> None:

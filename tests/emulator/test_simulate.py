@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from batsched_py.emulator import simulate
-from batsched_py.emulator.errors import NetworkNotModelledWarning
+from batsched_py.emulator.errors import EmulatorError, NetworkNotModelledWarning
 from batsched_py.scheduler import create
 
 from golden_replay import GOLDEN
@@ -128,3 +128,38 @@ def test_a_finished_run_is_freed_without_the_cyclic_collector(energy, tmp_path):
     for name in ("batsched_py.emulator.engine.Engine", "batsched_py.emulator.workload.Job",
                  "batsched_py.scheduler.view.Job", "batsched_py.policies.backfilling.EASY"):
         assert name not in kept
+
+
+def _three_pairs(tmp_path: Path, nb_res) -> Path:
+    workload = tmp_path / "pairs.json"
+    doc = {"jobs": [{"id": str(i), "subtime": 0, "res": 2, "profile": "d"} for i in range(3)],
+           "profiles": {"d": {"type": "delay", "delay": 10}}}
+    if nb_res is not None:
+        doc["nb_res"] = nb_res
+    workload.write_text(json.dumps(doc))
+    return workload
+
+
+def test_mmax_workload_uses_only_the_hosts_the_workload_asks_for(tmp_path):
+    workload = _three_pairs(tmp_path, 4)
+    assert simulate(NO_NET, [workload], create("fcfs")).end_time == 10      # 128 hosts: all start at once
+    result = simulate(NO_NET, [workload], create("fcfs"), mmax_workload=True)
+    assert result.end_time == 20                                             # 4 hosts: two pairs, then one
+    assert sorted(j.starting_time for j in result.jobs.values()) == [0, 0, 10]
+
+
+@pytest.mark.parametrize("nb_res, words", [(None, "'nb_res' must be a positive integer, got None"),
+                                           ("4", "'nb_res' must be a positive integer, got '4'"),
+                                           (0, "'nb_res' must be a positive integer, got 0")])
+def test_mmax_workload_needs_nb_res(tmp_path, nb_res, words):
+    workload = _three_pairs(tmp_path, nb_res)
+    with pytest.raises(EmulatorError) as info:
+        simulate(NO_NET, [workload], create("fcfs"), mmax_workload=True)
+    assert str(info.value) == f"--mmax-workload: {workload}: {words}"
+
+
+def test_mmax_workload_names_an_unreadable_workload(tmp_path):
+    workload = tmp_path / "broken.json"
+    workload.write_text("[1, 2")
+    with pytest.raises(EmulatorError, match=r"--mmax-workload: .*broken\.json: invalid JSON"):
+        simulate(NO_NET, [workload], create("fcfs"), mmax_workload=True)

@@ -75,6 +75,16 @@ def test_bad_jobs(tmp_path, job, match):
     ({"type": "parallel", "cpu": [1, -2], "com": [0, 0, 0, 0]}, "'cpu' must be a non-empty list of non-negative"),
     ({"type": "parallel", "cpu": [1, True], "com": [0, 0, 0, 0]}, "'cpu' must be a non-empty list of non-negative"),
     ({"type": "parallel", "cpu": [1, 1], "com": [0, 0, "0", 0]}, "'com' must be a list of non-negative numbers"),
+    ({"delay": 1}, "a profile must be an object with a string 'type'"),
+    ({"type": "delay", "delay": 1, "ret": 1.5}, "'ret' must be an integer, got 1.5"),
+    ({"type": "delay", "delay": -1}, "field 'delay' must be a non-negative number, got -1"),
+    ({"type": "delay"}, "field 'delay' must be a non-negative number, got None"),
+    ({"type": "parallel_homogeneous", "cpu": "1e9"}, "field 'cpu' must be a non-negative number, got '1e9'"),
+    ({"type": "composed", "seq": ["d"], "repeat": 0}, "'repeat' must be a positive integer"),
+    ({"type": "composed", "seq": [3]}, "'seq' must be a non-empty list of profile names"),
+    ({"type": "msg_par_hg"}, "'msg_par_hg' is Batsim 3's name for 'parallel_homogeneous': convert the workload "
+                             "with 'batsched-py workload upgrade IN OUT'"),
+    ({"type": "quantum"}, r"unknown profile type 'quantum' \(Batsim 4.2.1 has delay"),
 ])
 def test_bad_profiles_are_named(tmp_path, profile, match):
     with pytest.raises(EmulatorError, match=r"w\.json.*profile 'p': " + match):

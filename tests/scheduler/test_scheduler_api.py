@@ -323,3 +323,73 @@ def test_view_state_and_jobs_follow_allocations():
     assert free == ProcSet((3, 4), 7), "a ProcSet handed out earlier is never modified"
     assert pf.free == ProcSet((0, 4), 7) and pf[1].jobs == set() and pf[1].state is HostState.IDLE
     assert pf.mask_in(HostState.IDLE) == pf.free_mask == 0b10011111
+
+
+# --- the remaining decisions and Batsim's QUERY -------------------------------------------------
+
+def test_registration_metadata_and_state_decisions():
+    s, session = started(4)
+    run(session, 1, submitted("w!a", 1, 1))
+
+    def plan(s):
+        s.register_profile("dyn", "p1", {"type": "delay", "delay": 5})
+        s.register_job("dyn!1", 2, "p1", walltime=60, custom="x")
+        s.notify_registration_finished()
+        s.set_metadata("w!a", "tag")
+        s.change_job_state("w!a", "COMPLETED_KILLED", kill_reason="test")
+
+    reply = run(session, 2, plan=plan)
+    assert [e.TYPE for e in reply.events] == ["REGISTER_PROFILE", "REGISTER_JOB", "NOTIFY", "SET_JOB_METADATA",
+                                              "CHANGE_JOB_STATE"]
+    data = json.loads(p.encode_message(reply))["events"]
+    assert data[0]["data"] == {"workload_name": "dyn", "profile_name": "p1",
+                               "profile": {"type": "delay", "delay": 5}}
+    assert data[1]["data"] == {"job_id": "dyn!1", "job": {"id": "dyn!1", "subtime": 2.0, "res": 2,
+                                                           "profile": "p1", "walltime": 60, "custom": "x"}}
+    assert data[2]["data"] == {"type": "registration_finished"}
+    assert data[3]["data"] == {"job_id": "w!a", "metadata": "tag"}
+    assert data[4]["data"] == {"job_id": "w!a", "job_state": "COMPLETED_KILLED", "kill_reason": "test"}
+    assert s.jobs["w!a"].metadata == "tag"
+    reply = run(session, 3, plan=lambda s: s.notify_continue_registration())
+    assert [(e.TYPE, e.kind) for e in reply.events] == [("NOTIFY", "continue_registration")]
+
+
+def test_switch_on_into_a_chosen_pstate():
+    s, session = started(4, energy=True)
+    run(session, 1, plan=lambda s: s.switch_off(0))
+    run(session, 5, state_changed("0", 3, 5))
+    reply = run(session, 6, plan=lambda s: s.switch_on(0, pstate=1))
+    assert [(e.TYPE, str(e.resources), e.state) for e in reply.events] == [("SET_RESOURCE_STATE", "0", "1")]
+
+
+class Estimator(Recorder):
+    def estimate_waiting_time(self, job):
+        return 10.0 * job.res
+
+
+def query(requests: dict, t: float = 1) -> dict:
+    return {"timestamp": t, "type": "QUERY", "data": {"requests": requests}}
+
+
+def test_batsim_asks_for_a_waiting_time_estimate():
+    session = Session(Estimator())
+    session.handle(decoded(0, begins(4)))
+    reply = session.handle(decoded(1, query({"estimate_waiting_time": {"job_id": "w!9",
+                                                                        "job": {"res": 3, "walltime": 50}}})))
+    assert [e.TYPE for e in reply.events] == ["ANSWER"]
+    assert reply.events[0].answers == {"estimate_waiting_time": {"job_id": "w!9", "estimated_waiting_time": 30.0}}
+
+
+@pytest.mark.parametrize("requests, error, words", [
+    ({"estimate_waiting_time": {"job": {"res": 1}}}, p.ProtocolError, "needs a string job_id and a job object"),
+    ({"estimate_waiting_time": {"job_id": "w!1", "job": 5}}, p.ProtocolError, "needs a string job_id"),
+    ({"estimate_waiting_time": {"job_id": "w!1", "job": {"res": "many"}}}, p.ProtocolError,
+     "QUERY.requests.estimate_waiting_time.job.res"),
+    ({"what_time_is_it": {}}, SessionError, "unknown query 'what_time_is_it'"),
+])
+def test_malformed_queries_are_named(requests, error, words):
+    session = Session(Estimator())
+    session.handle(decoded(0, begins(4)))
+    with pytest.raises(error) as info:
+        session.handle(decoded(1, query(requests)))
+    assert words in str(info.value)

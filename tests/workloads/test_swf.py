@@ -109,6 +109,25 @@ def test_upgrade_workload():
         upgrade_workload(data, "w.json")
 
 
+@pytest.mark.parametrize("data, words", [
+    ([], "top level must be an object with a 'profiles' object"),
+    ({"profiles": []}, "top level must be an object with a 'profiles' object"),
+    ({"profiles": {}, "jobs": {}}, "'jobs' must be a list"),
+    ({"profiles": {"p": {"cpu": 1}}}, "profiles['p'] has no 'type'"),
+    ({"profiles": {"p": 3}}, "profiles['p'] has no 'type'"),
+])
+def test_upgrade_refuses_what_is_not_a_workload(data, words):
+    with pytest.raises(WorkloadError) as info:
+        upgrade_workload(data, "w.json")
+    assert str(info.value) == f"w.json: {words}"
+
+
+def test_upgrade_warns_of_unknown_profile_types():
+    out, changes = upgrade_workload({"profiles": {"p": {"type": "quantum"}}, "jobs": []}, "w.json")
+    assert out["profiles"]["p"]["type"] == "quantum"
+    assert changes == ["warning: profiles['p'].type 'quantum' is not a Batsim 4 type"]
+
+
 @pytest.mark.skipif(not KTH.exists(), reason="needs ../shared beside the repository")
 def test_kth_legacy_matches_golden():
     workload, report = convert_swf(KTH, ConvertOptions(legacy=True, speed=100e6), command="t")
