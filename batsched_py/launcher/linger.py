@@ -16,12 +16,14 @@ import sys
 import time
 from typing import Optional, Sequence
 
+from ..argtypes import non_negative
+
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m batsched_py.launcher.linger",
         description="Run a batsched-py command; on success stay alive up to --linger seconds or until SIGTERM.")
-    parser.add_argument("--linger", type=float, default=120.0,
+    parser.add_argument("--linger", type=non_negative, default=120.0,
                         help="seconds to stay alive after success (default %(default)s)")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="batsched-py arguments, e.g. serve ...")
     args = parser.parse_args(argv)

@@ -178,3 +178,10 @@ def test_linger_stops_on_sigterm():
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+@pytest.mark.parametrize("value, words", [("-1", "'-1' is negative"), ("nan", "'nan' is not a finite number")])
+def test_linger_refuses_a_time_that_is_not_one(value, words):
+    out = subprocess.run([sys.executable, "-m", "batsched_py.launcher.linger", "--linger", value, "list-schedulers"],
+                         capture_output=True, text=True, timeout=30)
+    assert out.returncode == 2 and out.stderr.strip().endswith(f"argument --linger: {words}")
