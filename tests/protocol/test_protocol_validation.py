@@ -277,4 +277,9 @@ def test_job_completed_common_case_agrees_with_general_reads(data, with_reason):
 def test_event_envelope_common_case_agrees_with_decode_event(raw_event, sender):
     message = {"now": 100.0, "events": [raw_event]}
     got = _outcome(lambda: p.decode_message(message, sender=sender).events[0])
-    assert got == _outcome(lambda: p.decode_event(raw_event, "message.events[0]", sender))
+
+    def one_event():    # (and, as in any message, not after its now)
+        event = p.decode_event(raw_event, "message.events[0]", sender)
+        p.check_order(100.0, [event.timestamp])
+        return event
+    assert got == _outcome(one_event)
