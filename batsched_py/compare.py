@@ -61,8 +61,14 @@ def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
             create_scheduler(create, name, options)
         except Exception as exc:
             raise CliError(f"--schedulers {label}: {exc}") from exc
+    for directory in args.include_published:      # (checked before any run starts)
+        if not (directory / "out_jobs.csv").is_file():
+            raise CliError(f"--include-published {directory}: no out_jobs.csv there")
     outdir: Path = args.outdir
-    outdir.mkdir(parents=True, exist_ok=True)
+    try:
+        outdir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CliError(f"-o {outdir}: cannot create the output directory ({exc.strerror or exc})") from None
     tasks = [(label, name, options, args.platform, args.workload, args.energy, args.events, args.mmax,
               str(outdir / _safe(label) / "out")) for label, name, options in runs]
     workers = args.jobs or os.cpu_count() or 1
@@ -73,8 +79,6 @@ def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
             print(f"  done: {label}", file=sys.stderr)
             results[label] = Path(prefix)
     for directory in args.include_published:
-        if not (directory / "out_jobs.csv").is_file():
-            raise CliError(f"--include-published {directory}: no out_jobs.csv there")
         results[f"published:{directory.name}"] = directory / "out"
     platform = args.platform if args.energy else None
     rows = compare_table(results, platform)

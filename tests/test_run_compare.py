@@ -126,3 +126,16 @@ def test_run_and_compare_name_a_policy_that_fails_to_start(tmp_path, capsys, cle
     err = capsys.readouterr().err
     assert "compare: error: --schedulers T: option timeout: -1 is not a finite non-negative number" in err
     assert not (tmp_path / "c" / "easy").exists()
+
+
+def test_compare_checks_its_directories_before_any_run(tmp_path, capsys):
+    inputs = ["-p", str(CASE / "inputs/energy_platform_homogeneous_no_net_128.xml"),
+              "-w", str(CASE / "inputs/semantics_8.json"), "--schedulers", "easy", "--no-plots"]
+    assert main(["compare", *inputs, "-o", str(tmp_path / "c"), "--include-published", str(tmp_path)]) == 2
+    assert f"compare: error: --include-published {tmp_path}: no out_jobs.csv there" in capsys.readouterr().err
+    assert not (tmp_path / "c").exists()
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert main(["compare", *inputs, "-o", str(blocker / "c")]) == 2
+    assert (f"compare: error: -o {blocker / 'c'}: cannot create the output directory (Not a directory)"
+            in capsys.readouterr().err)
