@@ -17,7 +17,10 @@ def run_simulation(platform: Path, workloads: Sequence[Path], scheduler: "str | 
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     policy = scheduler if isinstance(scheduler, Scheduler) else create(scheduler, options)
-    Path(export).parent.mkdir(parents=True, exist_ok=True)
+    try:
+        Path(export).parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OSError(f"output prefix {export}: cannot create {Path(export).parent} ({exc.strerror or exc})") from None
     if backend == "emulator":
         from .emulator import simulate
         simulate(platform, list(workloads), policy, output_prefix=export, energy=energy,

@@ -141,6 +141,14 @@ def test_unwritable_outputs_end_in_one_line(capsys, tmp_path):
         code, _, err = run_main(capsys, *argv)
         assert code == 2 and err.strip().splitlines()[-1].startswith(prefix) and "a-file" in err, (argv, err)
         assert "Traceback" not in err
+    platform = str(ROOT / "platforms/energy_platform_homogeneous_no_net_128.xml")
+    workload = str(ROOT / "tests/data/golden/easy_bf-e128-hpc250/inputs/example_workload_hpc_seed1_jobs250.json")
+    for argv, message in ((["run", "-p", platform, "-w", workload, "--scheduler", "easy", "-e", bad + "/x",
+                            "--no-progress"], f"batsched-py run: error: output prefix {bad}/x: cannot create {bad}"),
+                          (["emulate", "-p", platform, "-w", workload, "-e", bad + "/x"],
+                           f"batsched-py emulate: error: output prefix {bad}/x: cannot write {bad}")):
+        code, _, err = run_main(capsys, *argv)
+        assert code == 2 and err.strip().startswith(message) and "Not a directory" in err, (argv, err)
 
 
 def test_binary_inputs_are_named_with_their_file(capsys, tmp_path):

@@ -124,7 +124,13 @@ def _run_engine(platform, workloads, exchange, output_prefix, energy, events, mm
     wls = [load_workload(w, f"w{i}", nb_hosts=plat.nb_hosts, free_network=free_network)
            for i, w in enumerate(workloads)]
     evs = [load_events(e, nb_hosts=plat.nb_hosts) for e in events]
-    writers = OutputWriters(str(output_prefix), energy=energy) if output_prefix is not None else None
+    writers = None
+    if output_prefix is not None:
+        try:
+            writers = OutputWriters(str(output_prefix), energy=energy)
+        except OSError as exc:
+            raise EmulatorError(f"output prefix {output_prefix}: cannot write {exc.filename} "
+                                f"({exc.strerror or exc})") from None
     machines = Machines(plat, writers, energy_enabled=energy)
     update, close_bar = _progress_bar(progress)
     engine = Engine(plat, wls, evs, machines, writers, exchange, options, update)
