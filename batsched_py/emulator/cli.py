@@ -28,26 +28,47 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = _Parser(prog="batsched-py emulate", description="Pure-Python Batsim 4.2.1 (REQ side).")
-    ap.add_argument("-p", "--platform", required=True)
-    ap.add_argument("-w", "--workload", action="append", default=[])
-    ap.add_argument("-e", "--export", default="out")
-    ap.add_argument("-E", "--energy", action="store_true")
-    ap.add_argument("-s", "--socket-endpoint", default="tcp://localhost:28000")
-    ap.add_argument("--events", action="append", default=[])
-    ap.add_argument("-m", "--master-host", default="master_host")
-    ap.add_argument("--mmax", type=count, default=0)
-    ap.add_argument("--mmax-workload", action="store_true")
-    ap.add_argument("--sched-cfg", default="")
-    ap.add_argument("--enable-profile-reuse", action="store_true")
-    ap.add_argument("--forward-profiles-on-submission", action="store_true")
-    ap.add_argument("--enable-dynamic-jobs", action="store_true")
-    ap.add_argument("--acknowledge-dynamic-jobs", action="store_true")
-    ap.add_argument("--forward-unknown-events", action="store_true")
-    ap.add_argument("-v", "--verbosity", default="information")
-    ap.add_argument("-q", "--quiet", action="store_true")
-    ap.add_argument("-t", "--disable-schedule-tracing", action="store_true")
-    ap.add_argument("-T", "--disable-machine-state-tracing", action="store_true")
+    refused = ", ".join(sorted({flag for flag in _UNSUPPORTED if flag.startswith("--")}))
+    ap = _Parser(prog="batsched-py emulate",
+                 description="Pure-Python Batsim 4.2.1 (the REQ side): takes Batsim's options, connects to "
+                             "a scheduler, simulates, and writes Batsim's output files.",
+                 epilog=f"Batsim options the emulator refuses (use real Batsim): {refused}.")
+    ap.add_argument("-p", "--platform", required=True, help="SimGrid platform XML")
+    ap.add_argument("-w", "--workload", action="append", default=[],
+                    help="Batsim workload JSON (repeat for several workloads)")
+    ap.add_argument("-e", "--export", default="out",
+                    help="output prefix: writes PREFIX_jobs.csv, PREFIX_schedule.csv, ... (default %(default)s)")
+    ap.add_argument("-E", "--energy", action="store_true",
+                    help="energy model on (hosts need wattage_per_state); adds the energy outputs")
+    ap.add_argument("-s", "--socket-endpoint", default="tcp://localhost:28000",
+                    help="the scheduler's ZeroMQ endpoint to connect to (default %(default)s)")
+    ap.add_argument("--events", action="append", default=[],
+                    help="external events file, one JSON object per line (repeatable)")
+    ap.add_argument("-m", "--master-host", default="master_host",
+                    help="name of the host Batsim's server runs on (default %(default)s)")
+    ap.add_argument("--mmax", type=count, default=0,
+                    help="use at most this many compute hosts (default 0: all)")
+    ap.add_argument("--mmax-workload", action="store_true",
+                    help="use as many compute hosts as the largest nb_res of the workloads")
+    ap.add_argument("--sched-cfg", default="", help="text passed to the scheduler in SIMULATION_BEGINS' config")
+    ap.add_argument("--enable-profile-reuse", action="store_true",
+                    help="the scheduler may register jobs that reuse a profile")
+    ap.add_argument("--forward-profiles-on-submission", action="store_true",
+                    help="JOB_SUBMITTED carries the job's profile")
+    ap.add_argument("--enable-dynamic-jobs", action="store_true",
+                    help="the scheduler may register jobs (REGISTER_JOB, REGISTER_PROFILE)")
+    ap.add_argument("--acknowledge-dynamic-jobs", action="store_true",
+                    help="registered jobs are acknowledged with JOB_SUBMITTED (needs --enable-dynamic-jobs)")
+    ap.add_argument("--forward-unknown-events", action="store_true",
+                    help="events of unknown types in --events files are forwarded to the scheduler as NOTIFY")
+    ap.add_argument("-v", "--verbosity", default="information",
+                    help="Batsim's log level (accepted for compatibility: the emulator prints errors and one "
+                         "closing line)")
+    ap.add_argument("-q", "--quiet", action="store_true", help="no closing line")
+    ap.add_argument("-t", "--disable-schedule-tracing", action="store_true",
+                    help="accepted for compatibility: the emulator writes no Pajé schedule trace")
+    ap.add_argument("-T", "--disable-machine-state-tracing", action="store_true",
+                    help="do not write PREFIX_machine_states.csv")
     ap.add_argument("--timeout", type=non_negative, default=60.0, help="seconds to wait for each reply (emulator only)")
     ap.add_argument("--busy-wait", type=non_negative, default=0.0, metavar="MICROSECONDS",
                     help="poll this long for each reply before sleeping: shorter round trips on an idle "
@@ -80,7 +101,7 @@ def batsim_args_to_kwargs(args: Sequence[str]) -> dict[str, Any]:
                             forward_unknown_events=ns.forward_unknown_events)
     return dict(platform=ns.platform, workloads=ns.workload, output_prefix=ns.export, energy=ns.energy,
                 events=ns.events, mmax=ns.mmax, mmax_workload=ns.mmax_workload, master_host=ns.master_host,
-                progress=ns.progress, options=options)
+                progress=ns.progress, options=options, machine_states=not ns.disable_machine_state_tracing)
 
 
 def emulate(args: Sequence[str], exchange: Exchange):

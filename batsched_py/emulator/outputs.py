@@ -8,7 +8,8 @@
 - ``PREFIX_schedule.csv``: one row of aggregated figures (see :meth:`close`).
 - ``PREFIX_machine_states.csv``: counts per state after each job start/end
   or sleep/wake step (several rows may share a time); time printed like
-  C++ ``ostream`` (``%g``); no unavailable column in 4.2.1.
+  C++ ``ostream`` (``%g``); no unavailable column in 4.2.1.  Not written with
+  Batsim's --disable-machine-state-tracing.
 - with -E, ``PREFIX_consumed_energy.csv`` (time, total J, event type
   ``s`` job start / ``e`` job end / ``p`` pstate change, ``wattmin`` = the
   sum of the hosts' wattmin (epsilon) at their current pstate, ``epower`` =
@@ -69,7 +70,7 @@ class OutputWriters:
     everything.
     """
 
-    def __init__(self, prefix: str, *, energy: bool = False):
+    def __init__(self, prefix: str, *, energy: bool = False, machine_states: bool = True):
         self.prefix = str(prefix)
         self.energy = energy
         d = os.path.dirname(self.prefix)
@@ -78,9 +79,10 @@ class OutputWriters:
         marker = self.prefix + "_INCOMPLETE"
         if os.path.exists(marker):
             os.remove(marker)
+        # (None: Batsim's --disable-machine-state-tracing, rows are dropped)
         self._states = self._open("_machine_states.csv",
                                   "time,nb_sleeping,nb_switching_on,nb_switching_off,nb_idle,"
-                                  "nb_computing")
+                                  "nb_computing") if machine_states else None
         self._energy = self._pstates = None
         if energy:
             self._energy = self._open("_consumed_energy.csv",
@@ -118,7 +120,8 @@ class OutputWriters:
     # ------------------------------------------------------------ rows from Machines
 
     def flush_states(self) -> None:
-        self._states.writelines(self.state_rows)
+        if self._states is not None:
+            self._states.writelines(self.state_rows)
         self.state_rows.clear()
 
     def pstate_change(self, t: float, hosts: ProcSet, pstate: int) -> None:

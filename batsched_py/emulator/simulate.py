@@ -85,11 +85,12 @@ def run_engine(platform: str | Path, workloads: Sequence[str | Path], exchange: 
                output_prefix: str | Path | None = None, energy: bool = False,
                events: Sequence[str | Path] = (), mmax: int = 0, mmax_workload: bool = False,
                master_host: str = "master_host", progress: bool = False,
-               options: Optional[EngineOptions] = None) -> SimulationResult:
-    """Load inputs, run the engine with ``exchange``; outputs are closed (marked incomplete on error)."""
+               options: Optional[EngineOptions] = None, machine_states: bool = True) -> SimulationResult:
+    """Load inputs, run the engine with ``exchange``; outputs are closed (marked incomplete on error).
+    ``machine_states=False`` (Batsim's --disable-machine-state-tracing) writes no PREFIX_machine_states.csv."""
     with _quiet_gc():
         return _run_engine(platform, workloads, exchange, output_prefix, energy, events, mmax,
-                           mmax_workload, master_host, progress, options)
+                           mmax_workload, master_host, progress, options, machine_states)
 
 
 def _nb_res(path: str | Path) -> int:
@@ -105,7 +106,7 @@ def _nb_res(path: str | Path) -> int:
 
 
 def _run_engine(platform, workloads, exchange, output_prefix, energy, events, mmax, mmax_workload,
-                master_host, progress, options) -> SimulationResult:
+                master_host, progress, options, machine_states) -> SimulationResult:
     started = time.perf_counter()
     options = options or EngineOptions()
     options.energy = energy
@@ -127,7 +128,7 @@ def _run_engine(platform, workloads, exchange, output_prefix, energy, events, mm
     writers = None
     if output_prefix is not None:
         try:
-            writers = OutputWriters(str(output_prefix), energy=energy)
+            writers = OutputWriters(str(output_prefix), energy=energy, machine_states=machine_states)
         except OSError as exc:
             raise EmulatorError(f"output prefix {output_prefix}: cannot write {exc.filename} "
                                 f"({exc.strerror or exc})") from None
@@ -204,14 +205,15 @@ def simulate(platform: str | Path, workloads: Sequence[str | Path], scheduler: A
     """Run ``scheduler`` (a Scheduler, or a callable Message -> Message) in-process.
 
     batsim_options: forward_profiles, dynamic_jobs, ack_dynamic_jobs, profile_reuse,
-    sched_config, forward_unknown_events, mmax_workload, master_host.
+    sched_config, forward_unknown_events, mmax_workload, master_host, machine_states.
     """
     if callable(scheduler) and not hasattr(scheduler, "schedule"):
         exchange = scheduler
     else:
         from ..scheduler import Session
         exchange = Session(scheduler).handle
-    extra = {k: batsim_options.pop(k) for k in ("mmax_workload", "master_host") if k in batsim_options}
+    extra = {k: batsim_options.pop(k) for k in ("mmax_workload", "master_host", "machine_states")
+             if k in batsim_options}
     try:
         options = EngineOptions(**batsim_options)
     except TypeError as exc:

@@ -110,3 +110,16 @@ def test_negative_busy_wait_is_refused(capsys):
 def test_unsupported_flag_is_refused(capsys):
     assert main(["-p", "x.xml", "-W", "wf.json"]) == 2
     assert "not supported" in capsys.readouterr().err
+
+
+def test_disable_machine_state_tracing_writes_no_machine_states(tmp_path):
+    from batsched_py.emulator.cli import emulate
+    from batsched_py.scheduler import Session, create
+    case = GOLDEN / "easy_bf-e128-hpc250" / "inputs"
+    args = ["-p", str(case / "energy_platform_homogeneous_no_net_128.xml"),
+            "-w", str(case / "example_workload_hpc_seed1_jobs250.json")]
+    emulate([*args, "-e", str(tmp_path / "a")], Session(create("easy")).handle)
+    emulate([*args, "-e", str(tmp_path / "b"), "-T"], Session(create("easy")).handle)
+    assert (tmp_path / "a_machine_states.csv").stat().st_size > 1000
+    assert not (tmp_path / "b_machine_states.csv").exists()
+    assert (tmp_path / "a_jobs.csv").read_text() == (tmp_path / "b_jobs.csv").read_text()
