@@ -325,6 +325,25 @@ def test_view_state_and_jobs_follow_allocations():
     assert pf.mask_in(HostState.IDLE) == pf.free_mask == 0b10011111
 
 
+
+def test_hosts_shared_by_jobs_stay_computing_until_their_last_job_leaves():
+    """Platform.allocate() lets a policy model shared hosts (execute() never shares): a host is
+    free again only when every job on it released it, wholly or in part."""
+    s, _ = started(4)
+    pf = s.platform
+    pf.allocate(ProcSet((0, 1)), "w!1")
+    pf.allocate(ProcSet((1, 2)), "w!2")           # host 1 now runs both
+    assert pf[1].jobs == {"w!1", "w!2"} and pf.free == ProcSet(3)
+    pf.release_job("w!1")
+    assert pf[0].state is HostState.IDLE and pf[1].state is HostState.COMPUTING and pf.free == ProcSet(0, 3)
+    pf.release(ProcSet(2), "w!2")                 # part of a job's hosts
+    assert pf[2].state is HostState.IDLE and pf[1].jobs == {"w!2"} and pf.free == ProcSet(0, (2, 3))
+    pf.release_job("w!2")
+    assert pf.free == ProcSet((0, 3)) and pf.hosts_in(HostState.COMPUTING) == ProcSet()
+    pf.release_job("w!2")                         # (nothing left: no effect)
+    assert pf.free == ProcSet((0, 3))
+    assert "Resource(id=1," in repr(pf[1]) and "jobs=set()" in repr(pf[1])
+
 # --- the remaining decisions and Batsim's QUERY -------------------------------------------------
 
 def test_registration_metadata_and_state_decisions():
