@@ -163,5 +163,19 @@ def encode_message(message: Message) -> bytes:
                 return text
     try:
         return _ENCODER.encode(data).encode("utf-8")
-    except ValueError as exc:
-        raise ProtocolError(f"cannot encode message: {exc}") from None
+    except (ValueError, TypeError):     # (TypeError: a value JSON has no form for, such as a set)
+        raise _unencodable(message) from None
+
+
+def _unencodable(message: Message) -> ProtocolError:
+    """The error naming the first event of ``message`` that JSON cannot hold (or its ``now``)."""
+    for i, event in enumerate(message.events):
+        try:
+            _ENCODER.encode({"timestamp": event.timestamp, "data": event.to_data()})
+        except (ValueError, TypeError) as exc:
+            return ProtocolError(f"cannot encode {event.TYPE}: {exc}", f"message.events[{i}]")
+    try:
+        _ENCODER.encode(message.now)
+    except (ValueError, TypeError) as exc:
+        return ProtocolError(f"cannot encode now={message.now!r}: {exc}", "message.now")
+    return ProtocolError("cannot encode the message")      # pragma: no cover - (each part encodes)

@@ -14,6 +14,7 @@ POLICIES = {
     "test-plugin-crash": "Crash",
     "test-plugin-bad-decision": "BadDecision",
     "test-plugin-config": "NeedsConfig",
+    "test-plugin-unencodable": "Unencodable",
 }
 
 SOURCE = '''
@@ -40,6 +41,13 @@ class BadDecision(Scheduler):
     def schedule(self):
         for job in list(self.jobs.queue.values()):
             self.execute(job, range(job.res))
+
+
+class Unencodable(Scheduler):
+    description = "test plugin: registers a profile holding a set, which JSON cannot hold"
+
+    def on_job_submitted(self, job):
+        self.register_profile("dyn", "p", {"type": "delay", "delay": {1, 2}})
 
 
 class NeedsConfig(Scheduler):

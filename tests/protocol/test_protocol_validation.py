@@ -152,10 +152,23 @@ def test_interval_parsing_accepts_batsim_forms():
     assert p.format_intervals(ProcSet((0, 3), 7)) == "0-3 7"
 
 
-def test_encode_refuses_non_finite():
-    bad = p.Message(1.0, (p.CallMeLater(1.0, float("inf")),))
-    with pytest.raises(p.ProtocolError, match="cannot encode"):
+_CYCLE: list = []
+_CYCLE.append(_CYCLE)
+
+
+@pytest.mark.parametrize("bad, words", [
+    (p.Message(1.0, (p.CallMeLater(1.0, float("inf")),)),
+     "message.events[0]: cannot encode CALL_ME_LATER: Out of range float values are not JSON compliant"),
+    (p.Message(1.0, (p.RejectJob(1.0, "w!1"), p.RegisterProfile(1.0, "w", "p", {"x": {1, 2}}))),
+     "message.events[1]: cannot encode REGISTER_PROFILE: Object of type set is not JSON serializable"),
+    (p.Message(1.0, (p.Notify(1.0, "x", None, {"v": _CYCLE}),)),
+     "message.events[0]: cannot encode NOTIFY: Circular reference detected"),
+    (p.Message(float("nan"), ()), "message.now: cannot encode now=nan: Out of range float values"),
+])
+def test_encode_names_what_json_cannot_hold(bad, words):
+    with pytest.raises(p.ProtocolError) as info:
         p.encode_message(bad)
+    assert str(info.value).startswith(words)
 
 
 def test_unknown_fields_survive_round_trip():

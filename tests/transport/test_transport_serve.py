@@ -256,6 +256,18 @@ def test_scheduler_bad_decision(free_tcp_endpoint, plugin_env):
             sock.close(linger=0)
 
 
+def test_scheduler_decision_json_cannot_hold(free_tcp_endpoint, plugin_env):
+    with ServeProcess("test-plugin-unencodable", free_tcp_endpoint, env=plugin_env) as server:
+        server.wait_listening()
+        sock = _begin(free_tcp_endpoint)
+        try:
+            sock.send(json.dumps(message(1, submitted("w!1", 1, 1))).encode())
+            _assert_clean_failure(server, "message.events[0]: cannot encode REGISTER_PROFILE",
+                                  "Object of type set is not JSON serializable")
+        finally:
+            sock.close(linger=0)
+
+
 def test_policy_constructor_refuses_config(free_tcp_endpoint, plugin_env):
     with ServeProcess("test-plugin-config", free_tcp_endpoint, env=plugin_env, config='{"quantum": -1}') as server:
         _assert_clean_failure(server, "test-plugin-config", "ValueError", "quantum")
