@@ -1,5 +1,6 @@
 import gzip
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -196,3 +197,12 @@ def test_damaged_gzip_and_fractional_integers_are_named(tmp_path):
     fractional.write_text("1.5 0 10 100 4 -1 -1 4 200 -1 1 1 1 1 1 -1 -1 -1\n")
     with pytest.raises(SwfError, match=r"f\.swf:1: field 1 \(job number\) must be an integer, got 1\.5"):
         read_swf(fractional)
+
+
+def test_progress_without_tqdm_prints_a_plain_count(monkeypatch, capsys):
+    from batsched_py.workloads.progress import progress
+    monkeypatch.setitem(sys.modules, "tqdm", None)          # (import tqdm now fails)
+    assert list(progress(range(5), "reading", every=2)) == [0, 1, 2, 3, 4]
+    assert capsys.readouterr().err.splitlines() == ["reading: 2 lines", "reading: 4 lines", "reading: 5 lines, done"]
+    assert list(progress(range(3), "reading", enabled=False)) == [0, 1, 2]
+    assert capsys.readouterr().err == ""
