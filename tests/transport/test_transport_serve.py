@@ -195,15 +195,22 @@ def test_malformed_message(free_tcp_endpoint, payload, words):
             sock.close(linger=0)
 
 
-def test_protocol_sequencing_error(free_tcp_endpoint):
-    with ServeProcess("fcfs", free_tcp_endpoint) as server:
+def _message_ends_serve(policy: str, endpoint: str, msg: dict, *words: str, env=None, begin: bool = True) -> str:
+    """Serve ``policy``, send ``msg`` (after SIMULATION_BEGINS if ``begin``): serve must end at once
+    with one line holding ``words``, which is returned."""
+    with ServeProcess(policy, endpoint, env=env) as server:
         server.wait_listening()
-        sock = zmq_req(free_tcp_endpoint)
+        sock = _begin(endpoint) if begin else zmq_req(endpoint)
         try:
-            sock.send(json.dumps(message(1, submitted("w!1", 1, 1))).encode())
-            _assert_clean_failure(server, "first event must be SIMULATION_BEGINS")
+            sock.send(json.dumps(msg).encode())
+            return _assert_clean_failure(server, *words)
         finally:
             sock.close(linger=0)
+
+
+def test_protocol_sequencing_error(free_tcp_endpoint):
+    _message_ends_serve("fcfs", free_tcp_endpoint, message(1, submitted("w!1", 1, 1)),
+                        "first event must be SIMULATION_BEGINS", begin=False)
 
 
 def test_sigint(free_tcp_endpoint):
@@ -232,15 +239,8 @@ def plugin_env(tmp_path):
 
 
 def test_scheduler_exception(free_tcp_endpoint, plugin_env):
-    with ServeProcess("test-plugin-crash", free_tcp_endpoint, env=plugin_env) as server:
-        server.wait_listening()
-        sock = _begin(free_tcp_endpoint)
-        try:
-            sock.send(json.dumps(message(1, submitted("w!1", 1, 1))).encode())
-            line = _assert_clean_failure(server, "KeyError", "'w!1'", "testplugin_policies.py:")
-        finally:
-            sock.close(linger=0)
-    assert "boom" in line or "testplugin_policies.py" in line
+    _message_ends_serve("test-plugin-crash", free_tcp_endpoint, message(1, submitted("w!1", 1, 1)),
+                        "KeyError", "'w!1'", "testplugin_policies.py:", env=plugin_env)
 
 
 def test_scheduler_bad_decision(free_tcp_endpoint, plugin_env):
@@ -257,15 +257,9 @@ def test_scheduler_bad_decision(free_tcp_endpoint, plugin_env):
 
 
 def test_scheduler_decision_json_cannot_hold(free_tcp_endpoint, plugin_env):
-    with ServeProcess("test-plugin-unencodable", free_tcp_endpoint, env=plugin_env) as server:
-        server.wait_listening()
-        sock = _begin(free_tcp_endpoint)
-        try:
-            sock.send(json.dumps(message(1, submitted("w!1", 1, 1))).encode())
-            _assert_clean_failure(server, "message.events[0]: cannot encode REGISTER_PROFILE",
-                                  "Object of type set is not JSON serializable")
-        finally:
-            sock.close(linger=0)
+    _message_ends_serve("test-plugin-unencodable", free_tcp_endpoint, message(1, submitted("w!1", 1, 1)),
+                        "message.events[0]: cannot encode REGISTER_PROFILE",
+                        "Object of type set is not JSON serializable", env=plugin_env)
 
 
 def test_policy_constructor_refuses_config(free_tcp_endpoint, plugin_env):
