@@ -19,7 +19,7 @@ from .events_file import load_events
 from .machines import Machines
 from .outputs import OutputWriters
 from .platform import load_platform
-from .workload import load_workload
+from .workload import load_workload, nb_res_of
 
 __all__ = ["simulate", "run_engine", "SimulationResult", "JobOutcome"]
 
@@ -99,10 +99,7 @@ def _nb_res(path: str | Path) -> int:
         data, _, _ = read_workload_file(path)
     except WorkloadError as exc:
         raise EmulatorError(f"--mmax-workload: {path}: {exc}") from None
-    nb_res = data.get("nb_res")
-    if isinstance(nb_res, bool) or not isinstance(nb_res, int) or nb_res < 1:
-        raise EmulatorError(f"--mmax-workload: {path}: 'nb_res' must be a positive integer, got {nb_res!r}")
-    return nb_res
+    return nb_res_of(data, f"--mmax-workload: {path}")
 
 
 def _run_engine(platform, workloads, exchange, output_prefix, energy, events, mmax, mmax_workload,

@@ -139,6 +139,14 @@ def unsupported_jobs_error(where: str, profile: Profile, jobs: list[str]) -> Emu
                          f"{'s' if len(jobs) > 1 else ''} {shown}; run this workload with real Batsim")
 
 
+def nb_res_of(data: dict, where: str, default: Optional[int] = None) -> int:
+    """A workload document's ``nb_res`` (``default`` when it has none; None: it must have one)."""
+    nb_res = data.get("nb_res", default)
+    if isinstance(nb_res, bool) or not isinstance(nb_res, int) or nb_res < 1:
+        raise EmulatorError(f"{where}: 'nb_res' must be a positive integer, got {nb_res!r}")
+    return nb_res
+
+
 def load_workload(path: str | Path, name: str, *, nb_hosts: int, free_network: bool = False) -> Workload:
     """Read and validate one workload file; ``nb_hosts``: compute hosts of the platform.
 
@@ -151,10 +159,7 @@ def load_workload(path: str | Path, name: str, *, nb_hosts: int, free_network: b
         data, raw_profiles, raw_jobs = read_workload_file(path)
     except WorkloadError as exc:
         raise EmulatorError(f"{where}: {exc}") from None
-    nb_res = data.get("nb_res", nb_hosts)
-    if isinstance(nb_res, bool) or not isinstance(nb_res, int) or nb_res < 1:
-        raise EmulatorError(f"{where}: 'nb_res' must be a positive integer")
-    wl = Workload(name, str(path), nb_res, [], {})
+    wl = Workload(name, str(path), nb_res_of(data, where, nb_hosts), [], {})
     for pname, praw in raw_profiles.items():
         wl.profiles[pname] = parse_profile(pname, praw, where, free_network=free_network)
     for pname, p in wl.profiles.items():
