@@ -163,7 +163,8 @@ _CYCLE.append(_CYCLE)
      "message.events[1]: cannot encode REGISTER_PROFILE: Object of type set is not JSON serializable"),
     (p.Message(1.0, (p.Notify(1.0, "x", None, {"v": _CYCLE}),)),
      "message.events[0]: cannot encode NOTIFY: Circular reference detected"),
-    (p.Message(float("nan"), ()), "message.now: cannot encode now=nan: Out of range float values"),
+    (p.Message(float("nan"), ()), "message.now: cannot encode now=nan: JSON has no such number"),
+    (p.Message(float("inf"), (p.RejectJob(1.0, "w!1"),)), "message.now: cannot encode now=inf"),
 ])
 def test_encode_names_what_json_cannot_hold(bad, words):
     with pytest.raises(p.ProtocolError) as info:
