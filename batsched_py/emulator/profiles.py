@@ -56,8 +56,8 @@ class Task:
 
 
 def _num(data: Mapping[str, Any], key: str, where: str) -> float:
-    value = data.get(key)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+    value: Any = data.get(key)
+    if not _non_negative(value):
         raise EmulatorError(f"{where}: field {key!r} must be a non-negative number, got {value!r}")
     return float(value)
 
@@ -112,6 +112,7 @@ def parse_profile(name: str, data: Any, where: str, *, free_network: bool = Fals
 
 
 def _non_negative(value: Any) -> bool:
+    """A JSON number >= 0 (not a boolean; NaN, which json reads, is not >= 0)."""
     return not isinstance(value, bool) and isinstance(value, (int, float)) and value >= 0
 
 

@@ -79,6 +79,7 @@ def test_bad_jobs(tmp_path, job, match):
     ({"type": "delay", "delay": 1, "ret": 1.5}, "'ret' must be an integer, got 1.5"),
     ({"type": "delay", "delay": -1}, "field 'delay' must be a non-negative number, got -1"),
     ({"type": "delay"}, "field 'delay' must be a non-negative number, got None"),
+    ({"type": "delay", "delay": float("nan")}, "field 'delay' must be a non-negative number, got nan"),
     ({"type": "parallel_homogeneous", "cpu": "1e9"}, "field 'cpu' must be a non-negative number, got '1e9'"),
     ({"type": "composed", "seq": ["d"], "repeat": 0}, "'repeat' must be a positive integer"),
     ({"type": "composed", "seq": [3]}, "'seq' must be a non-empty list of profile names"),
