@@ -26,9 +26,10 @@ one (``EASY._reservation_stays``): about half of the completions on a loaded clu
 """
 from typing import Optional
 
+from ..protocol import JobDescription
 from ..scheduler import Job, register
 from .base import QueuePolicy
-from .profile import _SCALE, INF, Placement, Profile, fixed
+from .profile import _SCALE, INF, Placement, Profile, fixed, seconds
 from .selection import is_stateless, lowest
 
 
@@ -263,6 +264,21 @@ class Conservative(Backfilling):
             placed = self.place(job)
             if placed is not None and placed.starts_now:
                 self.start(job, placed.hosts)
+
+    def estimate_waiting_time(self, job: JobDescription) -> float:
+        """How long a job like ``job`` submitted now would wait, by the plan this message's decisions
+        leave: every queued job keeps its reservation, so the job's first-fit place is where it
+        would go.  -1 when it has no walltime or is larger than the platform.  (batsched's
+        conservative_bf answers with that place's date instead of the wait.)  The hosts a power
+        policy keeps from starting work now are counted as available."""
+        if job.walltime is None or job.walltime < 0 or job.res > len(self.platform.resources):
+            return -1.0
+        select = self.selector()
+        if not is_stateless(select):
+            select = lowest         # (a stateful selector would remember a job that never comes)
+        profile = self.profile
+        begin = profile.first_fit_begin(job.res, job.walltime, select)
+        return -1.0 if begin is None else seconds(begin - profile.slices[0].begin)
 
 
 @register("saf")

@@ -132,16 +132,33 @@ class Profile:
 
         ``present`` (optional) restricts the hosts the job may take in the first slice (hosts
         that may start work now); later slices are unrestricted."""
-        slices = self.slices
         wall = fixed(walltime)
+        found = self._first_fit(res, wall, select, present)
+        if found is None:
+            return None
+        i, j, hosts = found
+        begin = self.slices[i].begin
+        self._occupy(i, j, job_id, hosts, begin + wall)
+        return Placement(begin, hosts, i == 0)
+
+    def first_fit_begin(self, res: int, walltime: float, select: Selector) -> Optional[int]:
+        """Where insert() would make a job begin (fixed point), else None; changes nothing.
+
+        Only equivalent to insert()'s answer when ``select`` is stateless."""
+        found = self._first_fit(res, fixed(walltime), select, None)
+        return None if found is None else self.slices[found[0]].begin
+
+    def _first_fit(self, res: int, wall: int, select: Selector,
+                   present: Optional[int]) -> Optional[tuple[int, int, int]]:
+        """(first slice, last slice, hosts) of a first-fit placement, or None."""
+        slices = self.slices
         n = len(slices)
         for i in range(n):
             s = slices[i]
             avail = s.available if present is None or i else s.available & present
             if avail.bit_count() < res:
                 continue
-            begin = s.begin
-            until = begin + wall
+            until = s.begin + wall
             j = i
             if s.end < until:
                 for j in range(i + 1, n):
@@ -164,8 +181,7 @@ class Profile:
                 if hosts is None:
                     continue
             assert hosts is not None       # (every path here set it)
-            self._occupy(i, j, job_id, hosts, until)
-            return Placement(begin, hosts, i == 0)
+            return i, j, hosts
         return None
 
     def _occupy(self, i: int, j: int, job_id: str, hosts: int, until: int) -> None:

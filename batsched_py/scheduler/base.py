@@ -72,7 +72,8 @@ class Scheduler:
     def on_answer(self, event: p.Answer) -> None: ...
 
     def estimate_waiting_time(self, job: p.JobDescription) -> float:
-        """Answer to Batsim's estimate_waiting_time QUERY; -1 means the policy cannot tell."""
+        """Answer to Batsim's estimate_waiting_time QUERY, asked after this message's schedule():
+        how long ``job`` would wait if submitted now; -1 means the policy cannot tell."""
         return -1.0
 
     def schedule(self) -> None:

@@ -19,6 +19,8 @@ class Session:
         self.started = False
         self.ended = False
         self.messages = 0
+        # This message's estimate_waiting_time requests (job id, job), answered after schedule().
+        self._queries: list[tuple[str, p.JobDescription]] = []
         self._plain_take = type(scheduler).take_decisions is Scheduler.take_decisions
 
     def handle(self, message: p.Message) -> p.Message:
@@ -41,6 +43,8 @@ class Session:
             handler(self, s, event)
         if not self.ended:
             s.schedule()
+            if self._queries:
+                self._answer_queries(s)
         if self._plain_take:            # (take_decisions() inlined: most messages have no decision)
             decisions = s._outbox
             if decisions:
@@ -119,7 +123,6 @@ class Session:
             s.on_notify(e)
 
     def _query(self, s: Scheduler, e: p.Query) -> None:
-        answers = {}
         for name, args in e.requests.items():
             if name != "estimate_waiting_time":
                 raise SessionError(f"Batsim asked an unknown query {name!r}")
@@ -127,9 +130,15 @@ class Session:
             job_id, job = args.get("job_id"), args.get("job", {})
             if not isinstance(job_id, str) or not isinstance(job, dict):
                 raise p.ProtocolError("needs a string job_id and a job object (res, walltime, ...)", where)
-            description = p.JobDescription.from_data({"profile": "", "id": job_id, **job}, f"{where}.job")
-            answers[name] = {"job_id": job_id, "estimated_waiting_time": s.estimate_waiting_time(description)}
-        s._send(p.Answer(s.decision_time, answers))
+            self._queries.append((job_id, p.JobDescription.from_data({"profile": "", "id": job_id, **job},
+                                                                     f"{where}.job")))
+
+    def _answer_queries(self, s: Scheduler) -> None:
+        # Like batsched, after the message's decisions: the estimate sees the plan they leave.
+        for job_id, description in self._queries:
+            answer = {"job_id": job_id, "estimated_waiting_time": s.estimate_waiting_time(description)}
+            s._send(p.Answer(s.decision_time, {"estimate_waiting_time": answer}))
+        self._queries.clear()
 
     def _answer(self, s: Scheduler, e: p.Answer) -> None:
         if e.consumed_energy is not None:

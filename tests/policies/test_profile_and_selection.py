@@ -118,3 +118,22 @@ def test_backfilling_replans_when_a_job_ends_after_its_reservation(policy):
     profile = session.scheduler.profile
     assert profile.slices[0].begin == fixed(12.0)
     assert sorted(profile.placed) == ["w!b", "w!c"]
+
+
+def _slices(profile: Profile):
+    return [(s.begin, s.end, s.available, dict(s.jobs)) for s in profile.slices]
+
+
+def test_first_fit_begin_is_where_insert_places_and_changes_nothing():
+    rng = random.Random(7)
+    for _ in range(200):
+        profile = Profile(mask_of(range(16)), 0.0)
+        for k in range(rng.randrange(1, 12)):
+            profile.insert(f"j{k}", rng.randrange(1, 17), rng.choice([5.0, 10.0, 12.5, 40.0]), lowest)
+        res, walltime = rng.randrange(1, 17), rng.choice([1.0, 5.0, 20.0, 100.0])
+        before = _slices(profile)
+        begin = profile.first_fit_begin(res, walltime, lowest)
+        assert _slices(profile) == before
+        placed = profile.insert("new", res, walltime, lowest)
+        assert begin == (None if placed is None else placed.begin)
+    assert Profile(mask_of(range(4))).first_fit_begin(5, 1.0, lowest) is None

@@ -412,3 +412,17 @@ def test_malformed_queries_are_named(requests, error, words):
     with pytest.raises(error) as info:
         session.handle(decoded(1, query(requests)))
     assert words in str(info.value)
+
+
+def test_queries_are_answered_after_the_message_decisions():
+    """As batsched does: the estimate sees the plan this message's decisions leave."""
+    class Seer(Recorder):
+        def estimate_waiting_time(self, job):
+            return float(len(self.jobs.running))
+    session = Session(Seer())
+    session.handle(decoded(0, begins(4)))
+    session.scheduler.plan = lambda s: s.execute("w!1", ProcSet((0, 1)))
+    reply = session.handle(decoded(1, query({"estimate_waiting_time": {"job_id": "w!9", "job": {"res": 1}}}),
+                                   submitted("w!1", 2, 1)))
+    assert [e.TYPE for e in reply.events] == ["EXECUTE_JOB", "ANSWER"]
+    assert reply.events[1].answers["estimate_waiting_time"]["estimated_waiting_time"] == 1.0
