@@ -114,10 +114,29 @@ class RepConnection:
                 del buffer[:self._parse(buffer)]
         elif len(data) < self._need:
             buffer += data
-        else:   # (the common case, whole frames in one read: parsed in place)
+        elif not (self._state == "ready" and not self._parts and data[:2] == _DELIMITER
+                  and self._take_one_request(data)):
+            # (whole frames in one read: parsed in place)
             pos = self._parse(data)
             if pos < len(data):
                 buffer += data[pos:]
+
+    def _take_one_request(self, data: bytes) -> bool:
+        """Take ``data`` if it is exactly one request from a REQ socket (after the delimiter, one
+        body frame), as each of Batsim's reads is: what _parse does, in half the time.
+        False: ``data`` is something else, left to _parse."""
+        flags = data[2] if len(data) > 3 else -1
+        if flags == 0:
+            start, size = 4, data[3]
+        elif flags == _LONG and len(data) >= 11:
+            start, size = 11, int.from_bytes(data[3:11], "big")
+        else:
+            return False
+        if len(data) != start + size:
+            return False
+        self.messages += 1
+        self._requests.append((_DELIMITER, data[start:]))
+        return True
 
     def _parse(self, buffer: bytes | bytearray) -> int:
         """Consume what is whole in ``buffer``; returns how many bytes were used."""

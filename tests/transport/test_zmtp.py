@@ -69,6 +69,36 @@ def test_byte_by_byte_equals_one_chunk(size):
     assert got == [body, b"second"]
 
 
+def _outcome(chunks: list[bytes]):
+    """What a ready connection makes of ``chunks``: the requests it yields, or the error it raises."""
+    conn = _ready_connection()
+    got = []
+    try:
+        for chunk in chunks:
+            conn.receive_data(chunk)
+            while (request := conn.next_request()) is not None:
+                got.append(request)
+                conn.reply(b"")
+    except ZmtpError as exc:
+        return got, str(exc)
+    return got, None
+
+
+@pytest.mark.parametrize("stream", [
+    _request(b""), _request(b"x" * 255), _request(b"x" * 256), _request(b"x" * 70_000),
+    _request(b"a") + _request(b"b"),                        # two requests in one read
+    _request(b"abc")[:-1], _request(b"x" * 300)[:-5],       # a request cut short
+    _request(b"abc") + b"\x01",                             # a request and the start of the next
+    zmtp.frame(b"", more=True) + zmtp.frame(b"a", more=True) + zmtp.frame(b"b"),   # two body frames
+    zmtp.frame(b"", more=True) + b"\x08\x01a",               # reserved flag bit
+    zmtp.frame(b"peer-7", more=True) + _request(b"body"),   # a routed request
+])
+def test_a_read_holding_one_request_reads_as_when_split(stream):
+    """A read holding exactly one request takes a shortcut: it must give what frame-by-frame
+    parsing gives (one byte per read forces that), errors included."""
+    assert _outcome([stream]) == _outcome([stream[i:i + 1] for i in range(len(stream))])
+
+
 def test_long_frame_header_used_above_255_bytes():
     assert zmtp.frame(b"x" * 255)[:2] == b"\x00\xff"
     assert zmtp.frame(b"x" * 256)[:9] == b"\x02" + (256).to_bytes(8, "big")
