@@ -11,6 +11,8 @@ import threading
 
 import pytest
 import zmq
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from batsched_py.transport import zmtp
 from batsched_py.transport.endpoints import LibzmqRep, PeerClosed, SocketRep, bind_rep, socket_address
@@ -85,18 +87,37 @@ def _outcome(chunks: list[bytes]):
 
 
 @pytest.mark.parametrize("stream", [
-    _request(b""), _request(b"x" * 255), _request(b"x" * 256), _request(b"x" * 70_000),
-    _request(b"a") + _request(b"b"),                        # two requests in one read
-    _request(b"abc")[:-1], _request(b"x" * 300)[:-5],       # a request cut short
-    _request(b"abc") + b"\x01",                             # a request and the start of the next
-    zmtp.frame(b"", more=True) + zmtp.frame(b"a", more=True) + zmtp.frame(b"b"),   # two body frames
-    zmtp.frame(b"", more=True) + b"\x08\x01a",               # reserved flag bit
-    zmtp.frame(b"peer-7", more=True) + _request(b"body"),   # a routed request
+    pytest.param(_request(b""), id="empty body"),
+    pytest.param(_request(b"x" * 255), id="short frame"),
+    pytest.param(_request(b"x" * 256), id="long frame"),
+    pytest.param(_request(b"x" * 70_000), id="70 kB"),
+    pytest.param(_request(b"a") + _request(b"b"), id="two requests"),
+    pytest.param(_request(b"abc")[:-1], id="cut short"),
+    pytest.param(_request(b"x" * 300)[:-5], id="long frame cut short"),
+    pytest.param(_request(b"abc") + b"\x01", id="and the start of the next"),
+    pytest.param(zmtp.frame(b"", more=True) + zmtp.frame(b"a", more=True) + zmtp.frame(b"b"), id="two body frames"),
+    pytest.param(zmtp.frame(b"", more=True) + b"\x08\x01a", id="reserved flag bit"),
+    pytest.param(zmtp.frame(b"peer-7", more=True) + _request(b"body"), id="routed"),
 ])
 def test_a_read_holding_one_request_reads_as_when_split(stream):
     """A read holding exactly one request takes a shortcut: it must give what frame-by-frame
     parsing gives (one byte per read forces that), errors included."""
     assert _outcome([stream]) == _outcome([stream[i:i + 1] for i in range(len(stream))])
+
+
+_frames = st.builds(lambda flags, body: zmtp._frame_header(len(body), flags) + body,
+                    st.sampled_from([0, zmtp._MORE, zmtp._LONG, zmtp._MORE | zmtp._LONG, zmtp._COMMAND, 0x08]),
+                    st.binary(max_size=300))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_frames, st.binary(max_size=12)), max_size=4).map(b"".join))
+def test_any_read_parses_as_when_split(stream):
+    whole, error = _outcome([stream])
+    split, split_error = _outcome([stream[i:i + 1] for i in range(len(stream))])
+    assert error == split_error
+    # A fault after a whole request in the same read is raised before that request is taken.
+    assert whole == split if error is None else whole == split[:len(whole)]
 
 
 def test_long_frame_header_used_above_255_bytes():
