@@ -221,13 +221,17 @@ class EASY(Backfilling):
         the future; the jobs that ended this message were to end by R (``freed_until``, so
         nothing changed from R on); and the job fits nowhere earlier.  Since the job was placed,
         other jobs only took hosts it did not hold, and ``lowest`` picks the same lowest hosts
-        from any subset of the available ones that still holds them."""
+        from any subset of the available ones that still holds them.
+
+        Only starts before ``freed_until`` are tried: at the end of the previous message the job
+        fitted nowhere before R, and since then hosts were freed only before ``freed_until``, so
+        a window starting later has no host it lacked then."""
         if job is None or self.replan:
             return False
         profile = self.profile
         begin = profile.placed.get(job.id)
         return (begin is not None and begin > profile.slices[0].begin and freed_until <= begin
-                and not profile.fits_before(job.id, job.res, job.walltime, begin))  # type: ignore[arg-type]
+                and not profile.fits_before(job.id, job.res, job.walltime, freed_until))  # type: ignore[arg-type]
 
     def _sort_keeping_priority(self, before: Optional[Job]) -> Optional[Job]:
         """Sort the queue; if the head changed, give the new head its reservation, starting it
