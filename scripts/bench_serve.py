@@ -14,6 +14,7 @@ request and decoding of the reply are outside), SIMULATION_BEGINS and SIMULATION
     python scripts/bench_serve.py --scheduler easy --jobs 2000 --runs 5
     python scripts/bench_serve.py --scheduler easy --no-pybatsim --profile prof.out   # cProfile our server
     python scripts/bench_serve.py --server-python /path/to/venv/bin/python   # also an installed (compiled) build
+    python scripts/bench_serve.py --parallel 2 4   # what polling costs simulations run side by side
 """
 from __future__ import annotations
 
@@ -85,7 +86,7 @@ class BenchError(RuntimeError):
 
 
 def drive(endpoint: str, jobs: list[dict], profiles: dict, nb_hosts: int, proc: subprocess.Popen,
-          label: str, timeout: float = 30.0) -> dict:
+          label: str, timeout: float = 30.0, progress: bool = True) -> dict:
     """Play Batsim until every job ended; returns timings (ns per round trip) and counters."""
     ctx = zmq.Context.instance()
     sock = ctx.socket(zmq.REQ)
@@ -172,14 +173,15 @@ def drive(endpoint: str, jobs: list[dict], profiles: dict, nb_hosts: int, proc: 
                     counts["calls"] += 1
                     seq += 1
                     heapq.heappush(pending, (max(data["timestamp"], now), seq, "call", "", []))
-            if time.monotonic() - last_progress > 0.5:
+            if progress and time.monotonic() - last_progress > 0.5:
                 last_progress = time.monotonic()
                 print(f"\r  {label}: {counts['messages']} messages, {ended}/{len(jobs)} jobs done, "
                       f"t={now:.0f}   ", end="", file=sys.stderr, flush=True)
         exchange({"now": now, "events": [{"timestamp": now, "type": "SIMULATION_ENDS", "data": {}}]}, timed=False)
     finally:
         sock.close(linger=0)
-        print("\r" + " " * 78 + "\r", end="", file=sys.stderr, flush=True)
+        if progress:
+            print("\r" + " " * 78 + "\r", end="", file=sys.stderr, flush=True)
     counts["rtts"] = rtts
     counts["makespan"] = now
     return counts
@@ -227,7 +229,8 @@ def pybatsim_command(scheduler: str, endpoint: str) -> list[str]:
     return [sys.executable, "-m", "batsim.cmds.launcher", scheduler, "-s", endpoint, "-v", "warning"]
 
 
-def run_once(label: str, command_for, jobs, profiles, nb_hosts, source_tree: bool = True) -> dict:
+def run_once(label: str, command_for, jobs, profiles, nb_hosts, source_tree: bool = True,
+             progress: bool = True) -> dict:
     """One server run; ``source_tree``: import batsched_py from this checkout, else as installed."""
     endpoint = free_endpoint()
     env = dict(os.environ)
@@ -239,7 +242,7 @@ def run_once(label: str, command_for, jobs, profiles, nb_hosts, source_tree: boo
                             cwd=scratch.name)
     try:
         t0 = time.perf_counter()
-        result = drive(endpoint, jobs, profiles, nb_hosts, proc, label)
+        result = drive(endpoint, jobs, profiles, nb_hosts, proc, label, progress=progress)
         result["wall"] = time.perf_counter() - t0
         try:
             code = proc.wait(timeout=10)
@@ -360,6 +363,34 @@ def unknown_schedulers(names: list[str]) -> list[str]:
     return [name for name in names if name not in available()]
 
 
+def _parallel_member(args: tuple) -> float:
+    """One of the simulations of a parallel run (in a worker process): its wall time (s)."""
+    scheduler, busy_wait, nb_jobs, nb_hosts, seed, load = args
+    jobs, profiles = make_workload(nb_jobs, nb_hosts, seed, load)
+    return run_once(f"{scheduler} (seed {seed})", lambda ep: ours_command(scheduler, ep, None, busy_wait),
+                    jobs, profiles, nb_hosts, progress=False)["wall"]
+
+
+def parallel_walls(counts: list[int], scheduler: str, busy_wait: float, args) -> dict:
+    """Wall time (s) of N simulations started together, for each N in ``counts``, sleeping in
+    recv and polling for ``busy_wait`` us, interleaved; the median over ``args.runs`` runs."""
+    from concurrent.futures import ProcessPoolExecutor
+    walls: dict = {}
+    for n in counts:
+        for r in range(args.runs):
+            for mode in (0.0, busy_wait):
+                members = [(scheduler, mode, args.jobs, args.hosts, args.seed + k, args.load) for k in range(n)]
+                with ProcessPoolExecutor(n) as pool:
+                    list(pool.map(abs, range(n)))       # (workers started before the clock)
+                    t0 = time.perf_counter()
+                    list(pool.map(_parallel_member, members))
+                    wall = time.perf_counter() - t0
+                walls.setdefault((n, mode), []).append(wall)
+                print(f"  run {r + 1}/{args.runs}: {n} x {scheduler} {'polling' if mode else 'sleeping'}: "
+                      f"{wall:.2f} s", file=sys.stderr)
+    return {key: statistics.median(values) for key, values in walls.items()}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scheduler", nargs="+", default=["fcfs", "easy"], metavar="NAME",
@@ -381,13 +412,21 @@ def main(argv=None) -> int:
                          "(default: %(default)s; schedFcfs is pybatsim's FCFS)")
     ap.add_argument("--no-pybatsim", action="store_true", help="do not run pybatsim")
     ap.add_argument("--profile", metavar="FILE", help="run our server under cProfile, stats to FILE (one run)")
+    ap.add_argument("--parallel", type=int, nargs="+", metavar="N",
+                    help="instead: run N simulations at once (each a fake Batsim and our server, seeds "
+                         "SEED..SEED+N-1), sleeping in recv and then with --busy-wait, and print their total "
+                         "wall times: what polling costs or gains when simulations share the cores")
     ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     args = ap.parse_args(argv)
+    if args.parallel and (min(args.parallel) < 1 or not args.busy_wait):
+        ap.error("--parallel takes counts >= 1, and compares sleeping with a --busy-wait above 0")
     unknown = unknown_schedulers(args.scheduler)
     if unknown:
         ap.error(f"unknown scheduler(s) {', '.join(unknown)} (see batsched-py list-schedulers)")
     if args.profile and len(args.scheduler) > 1:
         ap.error("--profile times one policy: give a single --scheduler")
+    if args.parallel:
+        return print_parallel(args)
     jobs, profiles = make_workload(args.jobs, args.hosts, args.seed, args.load)
     print(f"workload: {len(jobs)} delay jobs, {args.hosts} hosts, load {args.load}, seed {args.seed}; "
           f"{args.runs} run(s) per server", file=sys.stderr)
@@ -460,6 +499,22 @@ def main(argv=None) -> int:
         import pstats
         print(f"\ncProfile of our server written to {args.profile}; top 25 by internal time:")
         pstats.Stats(args.profile).sort_stats("tottime").print_stats(25)
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=1))
+    return 0
+
+
+def print_parallel(args) -> int:
+    print(f"{os.cpu_count()} CPUs; each simulation: {args.jobs} delay jobs, {args.hosts} hosts, load {args.load}; "
+          f"{args.runs} run(s) each", file=sys.stderr)
+    figures = {}
+    for scheduler in args.scheduler:
+        walls = parallel_walls(args.parallel, scheduler, args.busy_wait, args)
+        for n in args.parallel:
+            sleeping, polling = walls[n, 0.0], walls[n, args.busy_wait]
+            figures[f"{n} x {scheduler}"] = {"sleeping": sleeping, "polling": polling}
+            print(f"{n} x {scheduler} at once: {sleeping:.2f} s sleeping in recv, {polling:.2f} s with --busy-wait "
+                  f"{args.busy_wait:g} (x{polling / sleeping:.2f})")
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=1))
     return 0

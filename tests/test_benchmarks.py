@@ -41,6 +41,25 @@ def test_bench_serve_prints_round_trips_and_floors(tmp_path):
             assert figures[f"ratio_median {label}"] > 0
 
 
+def test_bench_serve_times_simulations_run_side_by_side(tmp_path):
+    out = tmp_path / "parallel.json"
+    done = _run("scripts/bench_serve.py", "--parallel", "1", "2", "--scheduler", "fcfs", "--jobs", "200",
+                "--runs", "1", "--json", str(out))
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(out.read_text())
+    assert sorted(figures) == ["1 x fcfs", "2 x fcfs"]
+    for n in (1, 2):
+        walls = figures[f"{n} x fcfs"]
+        assert walls["sleeping"] > 0 and walls["polling"] > 0
+        assert f"{n} x fcfs at once: {walls['sleeping']:.2f} s sleeping in recv" in done.stdout
+
+
+@pytest.mark.parametrize("args", [["--parallel", "0"], ["--parallel", "2", "--busy-wait", "0"]])
+def test_bench_serve_refuses_parallel_runs_it_cannot_compare(args):
+    done = _run("scripts/bench_serve.py", *args)
+    assert done.returncode == 2 and "--parallel takes counts >= 1" in done.stderr
+
+
 def test_bench_serve_refuses_unknown_policies():
     done = _run("scripts/bench_serve.py", "--scheduler", "easy", "no-such-policy")
     assert done.returncode == 2 and "unknown scheduler(s) no-such-policy" in done.stderr
