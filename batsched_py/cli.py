@@ -10,7 +10,6 @@ from typing import Any, Optional, Sequence
 from . import __version__, compiled_modules
 from .argtypes import count, non_negative
 from .textfiles import not_utf8
-from .transport import SERVE_BUSY_WAIT
 
 # Tools with their own parsers, mounted as sub-commands: name -> (module, one-line help).
 DELEGATED = {
@@ -93,10 +92,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="endpoint to bind (default: %(default)s, loopback only)")
     sp.add_argument("--timeout", type=non_negative, default=600.0,
                     help="give up when Batsim is silent this many seconds (0: wait forever; default %(default)s)")
-    sp.add_argument("--busy-wait", type=non_negative, default=SERVE_BUSY_WAIT * 1e6, metavar="MICROSECONDS",
-                    help="after each reply, poll this long for the next request before sleeping: a round trip "
-                         "shorter by a wake-up, for at most this much CPU per message (default %(default)g; "
-                         "0: always sleep)")
+    sp.add_argument("--busy-wait", type=non_negative, default=0.0, metavar="MICROSECONDS",
+                    help="after each reply, poll this long for the next request before sleeping: a shorter "
+                         "round trip on an idle machine, for at most this much CPU per message; do not use "
+                         "it when simulations share the cores (default %(default)g: always sleep)")
     sp.add_argument("--transport", choices=("auto", "zmtp", "libzmq"), default="auto",
                     help="zmtp: speak ZeroMQ's wire protocol on a plain socket (tcp:// and ipc:// endpoints; the "
                          "shorter round trip); libzmq: pyzmq's REP socket (any endpoint libzmq binds); auto: zmtp "

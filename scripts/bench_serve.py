@@ -207,14 +207,13 @@ def free_endpoint() -> str:
         return f"tcp://127.0.0.1:{s.getsockname()[1]}"
 
 
-def ours_command(scheduler: str, endpoint: str, profile: str | None, busy_wait: float | None,
+def ours_command(scheduler: str, endpoint: str, profile: str | None, busy_wait: float,
                  python: str | None = None) -> list[str]:
-    """``batsched-py serve`` for ``endpoint``; ``busy_wait`` (us) None: serve's default."""
     prefix = [python or sys.executable]
     if profile:
         prefix += ["-m", "cProfile", "-o", os.path.abspath(profile)]
     return prefix + ["-m", "batsched_py.cli", "serve", "--scheduler", scheduler, "--socket", endpoint,
-                     "--quiet", "--timeout", "60"] + ([] if busy_wait is None else ["--busy-wait", f"{busy_wait:g}"])
+                     "--quiet", "--timeout", "60", "--busy-wait", f"{busy_wait:g}"]
 
 
 def pybatsim_installed(scheduler: str) -> bool:
@@ -394,10 +393,9 @@ def _parallel_member(args: tuple) -> float:
     return wall
 
 
-def parallel_walls(counts: list[int], scheduler: str, busy_wait: float | None, args) -> dict:
+def parallel_walls(counts: list[int], scheduler: str, busy_wait: float, args) -> dict:
     """Wall time (s) of N simulations started together, for each N in ``counts``, sleeping in
-    recv and polling for ``busy_wait`` us (None: serve's default), interleaved; the median over
-    ``args.runs`` runs."""
+    recv and polling for ``busy_wait`` us, interleaved; the median over ``args.runs`` runs."""
     from concurrent.futures import ProcessPoolExecutor
     walls: dict = {}
     for n in counts:
@@ -411,7 +409,7 @@ def parallel_walls(counts: list[int], scheduler: str, busy_wait: float | None, a
                     list(pool.map(_parallel_member, members))
                     wall = time.perf_counter() - t0
                 walls.setdefault((n, mode), []).append(wall)
-                print(f"  run {r + 1}/{args.runs}: {n} x {scheduler} {'sleeping' if mode == 0 else 'polling'}: "
+                print(f"  run {r + 1}/{args.runs}: {n} x {scheduler} {'polling' if mode else 'sleeping'}: "
                       f"{wall:.2f} s", file=sys.stderr)
     return {key: statistics.median(values) for key, values in walls.items()}
 
@@ -426,9 +424,9 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=3, help="runs per server (default %(default)s)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--load", type=float, default=0.7, help="offered load (default %(default)s)")
-    ap.add_argument("--busy-wait", type=float, metavar="US",
-                    help="our servers' polling budget, serve --busy-wait US (default: serve's own); each policy "
-                         "also runs with --busy-wait 0, sleeping in recv as pybatsim does")
+    ap.add_argument("--busy-wait", type=float, default=1000.0, metavar="US",
+                    help="also run our server with serve --busy-wait US (default %(default)g; 0: only the "
+                         "default, sleeping in recv as pybatsim does)")
     ap.add_argument("--server-python", metavar="PYTHON",
                     help="also run our server (with --busy-wait) under this interpreter, batsched_py as installed "
                          "there: e.g. a venv holding the compiled build (README, 'Compiled build')")
@@ -439,15 +437,15 @@ def main(argv=None) -> int:
     ap.add_argument("--profile", metavar="FILE", help="run our server under cProfile, stats to FILE (one run)")
     ap.add_argument("--parallel", type=int, nargs="+", metavar="N",
                     help="instead: run N simulations at once (each a Batsim side and our server, seeds "
-                         "SEED..SEED+N-1), sleeping in recv and then polling, and print their total wall times: "
-                         "what polling costs or gains when simulations share the cores")
+                         "SEED..SEED+N-1), sleeping in recv and then with --busy-wait, and print their total "
+                         "wall times: what polling costs or gains when simulations share the cores")
     ap.add_argument("--peer", choices=("fake", "emulate"), default="fake",
                     help="with --parallel, the Batsim side: this script's fake Batsim (default), or batsched-py "
                          "emulate on the first 2,000 KTH-SP2 jobs (a heavier peer, like real Batsim)")
     ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     args = ap.parse_args(argv)
-    if args.parallel and (min(args.parallel) < 1 or args.busy_wait == 0):
-        ap.error("--parallel takes counts >= 1, and compares sleeping with polling (a --busy-wait above 0)")
+    if args.parallel and (min(args.parallel) < 1 or not args.busy_wait):
+        ap.error("--parallel takes counts >= 1, and compares sleeping with a --busy-wait above 0")
     unknown = unknown_schedulers(args.scheduler)
     if unknown:
         ap.error(f"unknown scheduler(s) {', '.join(unknown)} (see batsched-py list-schedulers)")
@@ -462,20 +460,15 @@ def main(argv=None) -> int:
     # (label, command for an endpoint, whether batsched_py comes from this checkout)
     servers = []
     build = installed_build(args.server_python) if args.server_python else None
-    polling = "" if args.busy_wait is None else f" --busy-wait {args.busy_wait:g}"
     for name in args.scheduler:
-        if args.profile:        # (sleeping: the poll loop's calls would swamp the profile)
-            servers.append((f"batsched-py {name} --busy-wait 0",
-                            lambda ep, name=name: ours_command(name, ep, args.profile, 0.0), True))
-            continue
-        servers.append((f"batsched-py {name}{polling}",
-                        lambda ep, name=name: ours_command(name, ep, None, args.busy_wait), True))
-        if build:
-            servers.append((f"{build} {name}{polling}", lambda ep, name=name: ours_command(
-                name, ep, None, args.busy_wait, args.server_python), False))
-        if args.busy_wait != 0:
-            servers.append((f"batsched-py {name} --busy-wait 0",
-                            lambda ep, name=name: ours_command(name, ep, None, 0.0), True))
+        servers.append((f"batsched-py {name}", lambda ep, name=name: ours_command(name, ep, args.profile, 0.0), True))
+        if args.busy_wait and not args.profile:
+            servers.append((f"batsched-py {name} --busy-wait {args.busy_wait:g}",
+                            lambda ep, name=name: ours_command(name, ep, None, args.busy_wait), True))
+            if build:
+                servers.append((f"{build} {name} --busy-wait {args.busy_wait:g}",
+                                lambda ep, name=name: ours_command(name, ep, None, args.busy_wait,
+                                                                   args.server_python), False))
     references = []
     if not args.no_pybatsim and not args.profile:
         for name in args.pybatsim:
@@ -547,9 +540,8 @@ def print_parallel(args) -> int:
         for n in args.parallel:
             sleeping, polling = walls[n, 0.0], walls[n, args.busy_wait]
             figures[f"{n} x {scheduler}"] = {"sleeping": sleeping, "polling": polling}
-            how = "serve's default polling" if args.busy_wait is None else f"--busy-wait {args.busy_wait:g}"
-            print(f"{n} x {scheduler} at once: {sleeping:.2f} s sleeping in recv, {polling:.2f} s with {how} "
-                  f"(x{polling / sleeping:.2f})")
+            print(f"{n} x {scheduler} at once: {sleeping:.2f} s sleeping in recv, {polling:.2f} s with --busy-wait "
+                  f"{args.busy_wait:g} (x{polling / sleeping:.2f})")
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=1))
     return 0

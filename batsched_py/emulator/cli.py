@@ -6,7 +6,6 @@ import sys
 from typing import Any, Optional, Sequence
 
 from ..argtypes import count, non_negative
-from ..transport import PEER_BUSY_WAIT
 from .engine import EngineOptions, Exchange
 from .errors import EmulatorError
 
@@ -71,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("-T", "--disable-machine-state-tracing", action="store_true",
                     help="do not write PREFIX_machine_states.csv")
     ap.add_argument("--timeout", type=non_negative, default=60.0, help="seconds to wait for each reply (emulator only)")
-    ap.add_argument("--busy-wait", type=non_negative, default=PEER_BUSY_WAIT * 1e6, metavar="MICROSECONDS",
+    ap.add_argument("--busy-wait", type=non_negative, default=0.0, metavar="MICROSECONDS",
                     help="poll this long for each reply before sleeping: shorter round trips on an idle "
                          "machine for at most this much CPU per message (default %(default)g: always sleep; "
                          "emulator only)")

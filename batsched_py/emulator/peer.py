@@ -10,8 +10,7 @@ from __future__ import annotations
 import zmq
 
 from .. import protocol as p
-from ..transport import PEER_BUSY_WAIT
-from ..transport.polling import recv_polling
+from ..transport.polling import DEFAULT_BUSY_WAIT, recv_polling
 from .errors import EmulatorError
 
 __all__ = ["ZmqPeer"]
@@ -19,7 +18,7 @@ __all__ = ["ZmqPeer"]
 
 class ZmqPeer:
     def __init__(self, endpoint: str = "tcp://localhost:28000", timeout: float = 60.0,
-                 busy_wait: float = PEER_BUSY_WAIT):
+                 busy_wait: float = DEFAULT_BUSY_WAIT):
         self.endpoint = endpoint
         self.timeout = timeout
         self.busy_wait = min(busy_wait, timeout)

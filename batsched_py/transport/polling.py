@@ -1,21 +1,21 @@
 """Receiving by polling for a bounded time before sleeping: round trips shorter than a wake-up.
 
 Batsim and a scheduler answer each other within tens of microseconds, while waking a thread
-asleep in ``recv`` costs 20 to 100 us or more on a small VM (measured by scripts/bench_serve.py),
-more than a policy's own work per message.  So ``serve`` polls for ``SERVE_BUSY_WAIT`` after
-each reply before it sleeps: long enough to catch a Batsim that answers quickly, short enough
-that a Batsim computing for longer costs at most that much CPU per message.  The poll loop
-yields the CPU between attempts, so that it gives way to whatever else is runnable on its core
-(two polling peers on two cores otherwise starve ZeroMQ's I/O threads: 4x slower).
-``bench_serve.py --parallel`` measures what polling costs or gains when simulations share the
-cores.  The emulator's Batsim side sleeps at once by default (``PEER_BUSY_WAIT``), as Batsim
-does.  (Both budgets are in the package's ``__init__``.)
+asleep in ``recv`` can cost 100 us or more on a small VM whose CPUs are idle (measured by
+scripts/bench_serve.py), more than a policy's own work per message.  Polling burns CPU, so it
+is opt-in and bounded: with as many simulations as cores it can slow them all (up to 1.4x with
+two on two vCPUs, ``bench_serve.py --parallel``).
+The poll loop yields the CPU between attempts, so that two polling peers on a small machine
+(``serve`` and ``emulate``) leave room to ZeroMQ's I/O threads (without it: 4x slower).
 """
 import os
 import time
 from typing import Optional
 
 import zmq
+
+#: Default polling budget (seconds) after each message sent: none, always sleep in recv.
+DEFAULT_BUSY_WAIT = 0.0
 
 
 def recv_polling(sock: zmq.Socket, seconds: float) -> Optional[bytes]:

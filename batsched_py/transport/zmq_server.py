@@ -8,7 +8,7 @@ import zmq
 from .. import protocol as p
 from ..scheduler import DecisionError, Scheduler, Session, SessionError
 from .endpoints import RepEndpoint, bind_rep
-from . import SERVE_BUSY_WAIT
+from .polling import DEFAULT_BUSY_WAIT
 
 DEFAULT_ENDPOINT = "tcp://127.0.0.1:28000"  # loopback: a scheduler is not a public service
 
@@ -25,7 +25,7 @@ def serve(scheduler: Scheduler, endpoint: str = DEFAULT_ENDPOINT, timeout: Optio
           on_exchange: Optional[Callable[[p.Message, p.Message], None]] = None,
           context: Optional[zmq.Context] = None,
           watchdog: Optional[Callable[[], None]] = None,
-          busy_wait: float = SERVE_BUSY_WAIT, transport: str = "auto") -> Session:
+          busy_wait: float = DEFAULT_BUSY_WAIT, transport: str = "auto") -> Session:
     """Serve one simulation; returns the finished session once SIMULATION_ENDS has been answered.
 
     ``timeout`` (seconds, None = wait forever) bounds the wait for each request.
