@@ -3,8 +3,8 @@
 Batsim and a scheduler answer each other within tens of microseconds, while waking a thread
 asleep in ``recv`` can cost 100 us or more on a small VM whose CPUs are idle (measured by
 scripts/bench_serve.py), more than a policy's own work per message.  Polling burns CPU, so it
-is opt-in and bounded: with as many simulations as cores it can slow them all (up to 1.4x with
-two on two vCPUs, ``bench_serve.py --parallel``).
+is opt-in and bounded: with as many simulations as cores it can slow them all (two on two
+vCPUs took 0.73x to 1.39x the sleeping time across batches, ``bench_serve.py --parallel``).
 The poll loop yields the CPU between attempts, so that two polling peers on a small machine
 (``serve`` and ``emulate``) leave room to ZeroMQ's I/O threads (without it: 4x slower).
 """
