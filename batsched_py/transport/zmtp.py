@@ -134,8 +134,7 @@ class RepConnection:
             return False
         if len(data) != start + size:
             return False
-        self.messages += 1
-        self._requests.append((_DELIMITER, data[start:]))
+        self._request([b"", data[start:]])
         return True
 
     def _parse(self, buffer: bytes | bytearray) -> int:
