@@ -446,6 +446,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.parallel and (min(args.parallel) < 1 or not args.busy_wait):
         ap.error("--parallel takes counts >= 1, and compares sleeping with a --busy-wait above 0")
+    if args.peer != "fake" and not args.parallel:
+        ap.error("--peer only applies to --parallel runs (the round-trip runs use the fake Batsim)")
     unknown = unknown_schedulers(args.scheduler)
     if unknown:
         ap.error(f"unknown scheduler(s) {', '.join(unknown)} (see batsched-py list-schedulers)")

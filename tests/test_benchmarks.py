@@ -64,10 +64,14 @@ def test_bench_serve_parallel_runs_with_emulate_as_batsim(tmp_path):
     assert walls["sleeping"] > 0 and walls["polling"] > 0
 
 
-@pytest.mark.parametrize("args", [["--parallel", "0"], ["--parallel", "2", "--busy-wait", "0"]])
-def test_bench_serve_refuses_parallel_runs_it_cannot_compare(args):
+@pytest.mark.parametrize("args, words", [
+    (["--parallel", "0"], "--parallel takes counts >= 1"),
+    (["--parallel", "2", "--busy-wait", "0"], "--parallel takes counts >= 1"),
+    (["--peer", "emulate"], "--peer only applies to --parallel runs"),
+])
+def test_bench_serve_refuses_parallel_runs_it_cannot_compare(args, words):
     done = _run("scripts/bench_serve.py", *args)
-    assert done.returncode == 2 and "--parallel takes counts >= 1" in done.stderr
+    assert done.returncode == 2 and words in done.stderr
 
 
 def test_bench_serve_refuses_unknown_policies():
