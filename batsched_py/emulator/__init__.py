@@ -1,5 +1,5 @@
 """Pure-Python emulator of Batsim 4.2.1."""
 from .errors import EmulatorError
-from .simulate import JobOutcome, SimulationResult, run_engine, simulate
+from .simulate import Emulation, JobOutcome, SimulationResult, run_engine, simulate
 
-__all__ = ["EmulatorError", "simulate", "run_engine", "SimulationResult", "JobOutcome"]
+__all__ = ["EmulatorError", "simulate", "run_engine", "Emulation", "SimulationResult", "JobOutcome"]

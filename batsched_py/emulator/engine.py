@@ -54,7 +54,7 @@ import warnings
 from collections import deque
 from time import perf_counter as _perf_counter
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Generator, Optional, Sequence
 
 from procset import ProcSet
 
@@ -181,6 +181,7 @@ class Engine:
         self.jobs: dict[str, Job] = {}
         self.tl = Timeline()
         self.messages = 0
+        self._asked_at = 0.0                   # the time of the last request (its reply is checked against it)
         # The server's mailbox: messages put (isend) in earlier scheduling rounds, and those of the
         # current round's first sub-round.  Puts of later sub-rounds of the current round wait in
         # _deferred as [sub-round, item] until the round ends (_end_round).
@@ -353,6 +354,25 @@ class Engine:
         self._out = []
 
     def run(self) -> None:
+        """The whole simulation, each request answered by ``self.exchange``."""
+        steps = self.steps()
+        send = steps.send
+        exchange = self.exchange
+        request = next(steps)       # (there is always a first request: SIMULATION_BEGINS)
+        while True:
+            t0 = _perf_counter()
+            try:
+                reply = exchange(request)
+            finally:
+                self.exchange_time += _perf_counter() - t0
+            try:
+                request = send(reply)
+            except StopIteration:
+                return
+
+    def steps(self) -> Generator[p.Message, p.Message, None]:
+        """The simulation driven by its caller, sans-IO: yields each request to the scheduler and
+        takes the reply through ``send()``; returns once Batsim's last reply has been applied."""
         begins = p.SimulationBegins(
             0.0, nb_resources=self.platform.nb_hosts, nb_compute_resources=self.platform.nb_hosts,
             nb_storage_resources=0, allow_compute_sharing=False, allow_storage_sharing=True,
@@ -366,7 +386,7 @@ class Engine:
         loopback = self._loopback_rate > 0.0
         routed = self._routed
         energy = self._energy
-        self._reply_sent(self._send())
+        self._reply_sent(self._take_reply((yield self._request())))
         popleft = mailbox.popleft
         touched = self._touched
         held = self.machines.held
@@ -419,11 +439,11 @@ class Engine:
             if self._ready and not earlier and not self._done and (self._check_read is None or
                                                                    self._check_sees_nothing(earlier)):
                 if self._out:
-                    self._reply_sent(self._send())
+                    self._reply_sent(self._take_reply((yield self._request())))
                 elif not self._end_sent and self._finished():
                     self._out.append(p.SimulationEnds(self._stamp()))
                     self._end_sent = True
-                    self._reply_sent(self._send())
+                    self._reply_sent(self._take_reply((yield self._request())))
             self._check_read = None
             if self._deferred:
                 self._end_round()
@@ -593,19 +613,20 @@ class Engine:
                 and self.nb_submitted == self.nb_completed and self.nb_running == 0
                 and self._switching == 0 and self._waiters == 0)
 
-    def _send(self):
-        """One request/reply; returns the request-reply actor's first put (None if it sleeps)."""
-        now = self._stamp()
+    def _request(self) -> p.Message:
+        """The next request: what the server buffered, at the current time."""
+        self._asked_at = now = self._stamp()
         request = p.Message(now, tuple(self._out))
         self._out = []
         self._ready = False
         self.messages += 1
+        return request
+
+    def _take_reply(self, reply: p.Message):
+        """Check the reply to the last request; returns the request-reply actor's first put (None if
+        it sleeps)."""
         index = self.messages
-        t0 = _perf_counter()
-        try:
-            reply = self.exchange(request)
-        finally:
-            self.exchange_time += _perf_counter() - t0
+        now = self._asked_at
         if not isinstance(reply, p.Message):
             raise EmulatorError(f"reply to message {index}: not a protocol Message ({type(reply).__name__})")
         reply_now = reply.now

@@ -8,10 +8,11 @@ import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Generator, Optional, Sequence
 
 from procset import ProcSet
 
+from .. import protocol as p
 from ..workloads.document import WorkloadError, read_workload_file
 from .engine import Engine, EngineOptions, Exchange
 from .errors import EmulatorError, NetworkNotModelledWarning
@@ -21,7 +22,7 @@ from .outputs import OutputWriters
 from .platform import load_platform
 from .workload import load_workload, nb_res_of
 
-__all__ = ["simulate", "run_engine", "SimulationResult", "JobOutcome"]
+__all__ = ["simulate", "run_engine", "Emulation", "SimulationResult", "JobOutcome"]
 
 
 @dataclass(slots=True)
@@ -89,8 +90,125 @@ def run_engine(platform: str | Path, workloads: Sequence[str | Path], exchange: 
     """Load inputs, run the engine with ``exchange``; outputs are closed (marked incomplete on error).
     ``machine_states=False`` (Batsim's --disable-machine-state-tracing) writes no PREFIX_machine_states.csv."""
     with _quiet_gc():
-        return _run_engine(platform, workloads, exchange, output_prefix, energy, events, mmax,
-                           mmax_workload, master_host, progress, options, machine_states)
+        emulation = Emulation(platform, workloads, output_prefix=output_prefix, energy=energy, events=events,
+                              mmax=mmax, mmax_workload=mmax_workload, master_host=master_host,
+                              progress=progress, options=options, machine_states=machine_states)
+        with emulation:
+            emulation.engine.exchange = exchange
+            emulation.engine.run()
+            emulation.complete = True
+        return emulation.close()
+
+
+class Emulation:
+    """One simulation driven by its caller, one request at a time (sans-IO, no thread)::
+
+        with Emulation(platform, [workload]) as emulation:
+            request = emulation.start()
+            while request is not None:
+                request = emulation.send(scheduler_reply_to(request))
+        emulation.result
+
+    Leaving the ``with`` block closes the output files, marked incomplete unless the simulation
+    ended (an error, or a caller that stops early); ``result`` then holds what was simulated."""
+
+    def __init__(self, platform: str | Path, workloads: Sequence[str | Path], *,
+                 output_prefix: str | Path | None = None, energy: bool = False,
+                 events: Sequence[str | Path] = (), mmax: int = 0, mmax_workload: bool = False,
+                 master_host: str = "master_host", progress: bool = False,
+                 options: Optional[EngineOptions] = None, machine_states: bool = True):
+        self.started = time.perf_counter()
+        options = options or EngineOptions()
+        options.energy = energy
+        if mmax_workload:
+            mmax = max((_nb_res(w) for w in workloads), default=0)
+        plat = load_platform(platform, mmax=mmax, energy=energy, master_host=master_host)
+        free_network = _has_no_links(platform)
+        if plat.network_note:
+            # Batsim's actors tell the server (on the master host) of job ends, switches and the
+            # like with 1-byte messages that cross the platform's links (see network.py).
+            warnings.warn(NetworkNotModelledWarning(
+                f"{platform}: the emulator does not model this platform's network ({plat.network_note}): real "
+                "Batsim's messages from its actors to its server cross links and arrive their latency later, "
+                "while the emulator delivers them at once, so event times can differ from real Batsim's by that "
+                "latency"), stacklevel=3)
+        wls = [load_workload(w, f"w{i}", nb_hosts=plat.nb_hosts, free_network=free_network)
+               for i, w in enumerate(workloads)]
+        evs = [load_events(e, nb_hosts=plat.nb_hosts) for e in events]
+        self.writers = None
+        if output_prefix is not None:
+            try:
+                self.writers = OutputWriters(str(output_prefix), energy=energy, machine_states=machine_states)
+            except OSError as exc:
+                raise EmulatorError(f"output prefix {output_prefix}: cannot write {exc.filename} "
+                                    f"({exc.strerror or exc})") from None
+        self.output_prefix = Path(output_prefix) if output_prefix is not None else None
+        self.energy = energy
+        self.machines = Machines(plat, self.writers, energy_enabled=energy)
+        update, self._close_bar = _progress_bar(progress)
+        self.engine = Engine(plat, wls, evs, self.machines, self.writers, _no_exchange, options, update)
+        self._steps: Optional[Generator[p.Message, p.Message, None]] = None
+        self.complete = False
+        self.error: Optional[str] = None
+        self.result: Optional[SimulationResult] = None
+
+    @property
+    def now(self) -> float:
+        """Simulated time."""
+        return self.engine.now
+
+    def start(self) -> p.Message:
+        """The first request (SIMULATION_BEGINS and what comes with it)."""
+        if self._steps is not None:
+            raise EmulatorError("Emulation.start() called twice")
+        self._steps = self.engine.steps()
+        return next(self._steps)
+
+    def send(self, reply: p.Message) -> Optional[p.Message]:
+        """Apply the scheduler's ``reply``; the next request, or None once the simulation ended."""
+        if self._steps is None:
+            raise EmulatorError("Emulation.send() before start()")
+        try:
+            return self._steps.send(reply)
+        except StopIteration:
+            self.complete = True
+            return None
+
+    def __enter__(self) -> "Emulation":
+        return self
+
+    def __exit__(self, kind, exc, tb) -> None:
+        if exc is not None and self.error is None:
+            # (a scheduler crash, a protocol error: the incomplete outputs say what it was)
+            self.error = str(exc) if isinstance(exc, EmulatorError) else f"{kind.__name__}: {exc}"
+        self.close()
+
+    def close(self) -> SimulationResult:
+        """Close the outputs (idempotent) and return the result of what was simulated."""
+        if self.result is not None:
+            return self.result
+        engine, machines = self.engine, self.machines
+        try:
+            self._close_bar()
+            if self.writers is not None:
+                self.writers.close(engine.now, machines.stats(engine.now), nb_jobs=engine.nb_submitted,
+                                   scheduling_time=engine.exchange_time,
+                                   simulation_time=time.perf_counter() - self.started,
+                                   complete=self.complete, error=self.error)
+            self.result = SimulationResult(
+                end_time=engine.now,
+                consumed_energy=machines.consumed_energy(engine.now) if self.energy else None,
+                jobs={j.id: _outcome(j) for j in engine.jobs.values()},
+                output_prefix=self.output_prefix, messages=engine.messages, complete=self.complete)
+        finally:
+            if self._steps is not None:
+                self._steps.close()
+            engine.release()
+        return self.result
+
+
+def _no_exchange(message: p.Message) -> p.Message:
+    raise EmulatorError("this emulation is driven step by step (Emulation.send), not by an exchange")
 
 
 def _nb_res(path: str | Path) -> int:
@@ -100,63 +218,6 @@ def _nb_res(path: str | Path) -> int:
     except WorkloadError as exc:
         raise EmulatorError(f"--mmax-workload: {path}: {exc}") from None
     return nb_res_of(data, f"--mmax-workload: {path}")
-
-
-def _run_engine(platform, workloads, exchange, output_prefix, energy, events, mmax, mmax_workload,
-                master_host, progress, options, machine_states) -> SimulationResult:
-    started = time.perf_counter()
-    options = options or EngineOptions()
-    options.energy = energy
-    if mmax_workload:
-        mmax = max((_nb_res(w) for w in workloads), default=0)
-    plat = load_platform(platform, mmax=mmax, energy=energy, master_host=master_host)
-    free_network = _has_no_links(platform)
-    if plat.network_note:
-        # Batsim's actors tell the server (on the master host) of job ends, switches and the
-        # like with 1-byte messages that cross the platform's links (see network.py).
-        warnings.warn(NetworkNotModelledWarning(
-            f"{platform}: the emulator does not model this platform's network ({plat.network_note}): real "
-            "Batsim's messages from its actors to its server cross links and arrive their latency later, "
-            "while the emulator delivers them at once, so event times can differ from real Batsim's by that "
-            "latency"), stacklevel=2)
-    wls = [load_workload(w, f"w{i}", nb_hosts=plat.nb_hosts, free_network=free_network)
-           for i, w in enumerate(workloads)]
-    evs = [load_events(e, nb_hosts=plat.nb_hosts) for e in events]
-    writers = None
-    if output_prefix is not None:
-        try:
-            writers = OutputWriters(str(output_prefix), energy=energy, machine_states=machine_states)
-        except OSError as exc:
-            raise EmulatorError(f"output prefix {output_prefix}: cannot write {exc.filename} "
-                                f"({exc.strerror or exc})") from None
-    machines = Machines(plat, writers, energy_enabled=energy)
-    update, close_bar = _progress_bar(progress)
-    engine = Engine(plat, wls, evs, machines, writers, exchange, options, update)
-    complete, error = False, None
-    try:
-        try:
-            engine.run()
-            complete = True
-        except EmulatorError as exc:
-            error = str(exc)
-            raise
-        except Exception as exc:   # scheduler crash, protocol error: still leave evidence
-            error = f"{type(exc).__name__}: {exc}"
-            raise
-        finally:
-            close_bar()
-            if writers is not None:
-                writers.close(engine.now, machines.stats(engine.now), nb_jobs=engine.nb_submitted,
-                              scheduling_time=engine.exchange_time, simulation_time=time.perf_counter() - started,
-                              complete=complete, error=error)
-        return SimulationResult(
-            end_time=engine.now,
-            consumed_energy=machines.consumed_energy(engine.now) if energy else None,
-            jobs={j.id: _outcome(j) for j in engine.jobs.values()},
-            output_prefix=Path(output_prefix) if output_prefix is not None else None,
-            messages=engine.messages, complete=complete)
-    finally:
-        engine.release()
 
 
 @contextmanager

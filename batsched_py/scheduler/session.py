@@ -19,11 +19,19 @@ class Session:
         self.started = False
         self.ended = False
         self.messages = 0
+        self._now = 0.0                 # the time of the last message received
         # This message's estimate_waiting_time requests (job id, job), answered after schedule().
         self._queries: list[tuple[str, p.JobDescription]] = []
         self._plain_take = type(scheduler).take_decisions is Scheduler.take_decisions
 
     def handle(self, message: p.Message) -> p.Message:
+        """The reply to ``message``: its events applied, then the policy's decisions."""
+        self.receive(message)
+        return self.respond()
+
+    def receive(self, message: p.Message) -> None:
+        """Apply ``message``'s events and run the policy's schedule(); respond() then gives the reply.
+        Between the two, a caller may take more decisions (an agent acting at a decision point)."""
         s = self.scheduler
         now = message.now
         if self.ended:
@@ -31,7 +39,7 @@ class Session:
         if now < s.now:
             raise SessionError(f"Batsim's now went back in time ({now} < {s.now})")
         self.messages += 1
-        s.now = s._decision_time = now
+        self._now = s.now = s._decision_time = now
         get = _HANDLERS.get
         for event in message.events:
             handler = get(type(event))
@@ -45,6 +53,11 @@ class Session:
             s.schedule()
             if self._queries:
                 self._answer_queries(s)
+
+    def respond(self) -> p.Message:
+        """The reply to the last message received: the decisions taken since."""
+        s = self.scheduler
+        now = self._now
         if self._plain_take:            # (take_decisions() inlined: most messages have no decision)
             decisions = s._outbox
             if decisions:
