@@ -5,4 +5,4 @@ profile.py (reservation profile), base.py (QueuePolicy).  Policies: fcfs.py,
 filler.py, backfilling.py (easy, conservative, saf, sjf), power.py (timeout,
 oracle: power management over any of them).
 """
-from . import backfilling, fcfs, filler, power  # noqa: F401
+from . import agent, backfilling, fcfs, filler, power  # noqa: F401

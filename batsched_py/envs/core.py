@@ -1,0 +1,174 @@
+"""The Gymnasium face over an agent scheduler: reset/step drive a backend one request at a time.
+
+An episode simulates one workload file (drawn with the environment's seeded generator, or
+``reset(options={"workload": path})``) with a fresh agent scheduler.  Between two actions the
+simulation runs, Batsim's requests answered by the scheduler's ordinary policy, until the next
+decision point; then the observation goes to the agent and its action becomes decisions in the
+reply.  Nothing here touches a socket: the backend (backends.py) is the only I/O.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+import gymnasium as gym
+
+from ..policies.agent import AgentMixin
+from ..scheduler import Session
+from .backends import BACKENDS, Backend, make_backend
+from .meter import EnergyMeter
+
+
+class EnvError(ValueError):
+    """A bad environment argument: names the argument and what is wrong with it."""
+
+
+def workload_files(workloads: "str | Path | Sequence[str | Path]") -> list[Path]:
+    """Workload files from paths and folders (every ``*.json`` in a folder, sorted)."""
+    if isinstance(workloads, (str, Path)):
+        workloads = [workloads]
+    files: list[Path] = []
+    for w in workloads:
+        path = Path(w)
+        if path.is_dir():
+            found = sorted(path.glob("*.json"))
+            if not found:
+                raise EnvError(f"workloads: folder {path} holds no *.json workload")
+            files += found
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise EnvError(f"workloads: {path} is neither a workload file nor a folder")
+    if not files:
+        raise EnvError("workloads: give at least one workload file or folder")
+    return files
+
+
+def platform_hosts(platform: "str | Path") -> tuple[Path, int, dict[str, str]]:
+    """The platform's path, its number of compute hosts and its zone properties.  Checked now, as
+    Batsim -E reads it (a bad platform is an error at construction, not in the first reset): the
+    environments switch nodes off, so every compute host needs sleep pstates."""
+    from ..emulator import EmulatorError
+    from ..emulator.platform import PlatformError, load_platform
+    path = Path(platform)
+    if not path.is_file():
+        raise EnvError(f"platform: {path} is not a file")
+    try:
+        plat = load_platform(path, energy=True)
+    except (EmulatorError, PlatformError) as exc:
+        raise EnvError(f"platform: {exc}") from None
+    mute = [h.name for h in plat.hosts if not h.sleep_pstates]
+    if mute:
+        raise EnvError(f"platform: {path}: the environments need hosts with sleep pstates (property "
+                       f"sleep_pstates); {len(mute)} host(s) have none, e.g. {mute[0]}")
+    return path, plat.nb_hosts, dict(plat.hosts[0].zone_properties) if plat.hosts else {}
+
+
+class BatsimEnv(gym.Env):
+    """Base of the environments: subclasses make the scheduler, the spaces and the reward."""
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, platform: "str | Path", workloads: "str | Path | Sequence[str | Path]",
+                 backend: str = "emulator", output_prefix: Optional[str] = None):
+        if backend not in BACKENDS:
+            raise EnvError(f"backend {backend!r}: choose one of {', '.join(BACKENDS)}")
+        self.platform, self.nb_hosts, self.zone_properties = platform_hosts(platform)
+        self.workloads = workload_files(workloads)
+        self.backend_name = backend
+        self.output_prefix = output_prefix
+        self.scheduler: Any = None
+        self.session: Optional[Session] = None
+        self.backend: Optional[Backend] = None
+        self.meter: Optional[EnergyMeter] = None
+        self.workload: Optional[Path] = None
+        self.steps = 0
+        self.ended = True
+
+    # --- what subclasses define -------------------------------------------------------------
+    def make_scheduler(self) -> AgentMixin:
+        raise NotImplementedError
+
+    def reward(self) -> float:
+        raise NotImplementedError
+
+    def truncated(self) -> bool:
+        return False
+
+    def episode_info(self) -> dict[str, Any]:
+        return {}
+
+    # --- Gymnasium's contract -----------------------------------------------------------------
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict[str, Any]] = None):
+        super().reset(seed=seed)
+        self._close_backend()
+        workload = (options or {}).get("workload")
+        if workload is None:
+            workload = self.workloads[int(self.np_random.integers(len(self.workloads)))]
+        elif not Path(workload).is_file():
+            raise EnvError(f"reset(options={{'workload': ...}}): {workload} is not a workload file")
+        self.workload = Path(workload)
+        self.scheduler = self.make_scheduler()
+        self.scheduler.workload_path = str(self.workload)
+        self.session = Session(self.scheduler)
+        self.meter = EnergyMeter(self.scheduler)
+        self.steps = 0
+        self.ended = False
+        self.backend = make_backend(self.backend_name, self.platform, self.workload, energy=True,
+                                    output_prefix=self.output_prefix)
+        self._receive(self.backend.start())
+        self._run_to_decision()
+        return self.observe(), self.info()
+
+    def step(self, action: Any):
+        if self.scheduler is None or self.ended:
+            raise EnvError("step() after the episode ended (or before reset()): call reset() first")
+        self.scheduler.act(action)
+        self.steps += 1
+        self._run_to_decision()
+        reward = self.reward()
+        truncated = not self.ended and self.truncated()
+        terminated = self.ended
+        if truncated:
+            self.ended = True
+        info = self.info()
+        if self.ended:
+            info.update(self.episode_info())
+            self._close_backend()
+        return self.observe(), reward, terminated, truncated, info
+
+    def observe(self) -> Any:
+        return self.scheduler.observe()
+
+    def info(self) -> dict[str, Any]:
+        return {"time": self.scheduler.now, "workload": str(self.workload)}
+
+    def close(self) -> None:
+        self._close_backend()
+        super().close()
+
+    # --- the simulation between decision points -------------------------------------------------
+    def _run_to_decision(self) -> None:
+        s, session, backend, meter = self.scheduler, self.session, self.backend, self.meter
+        while not s.awaiting:
+            meter.snapshot()
+            request = backend.send(session.respond())
+            if request is None:
+                self.ended = True
+                return
+            self._receive(request)
+
+    def _receive(self, request) -> None:
+        self.meter.advance(request.now)
+        self.session.receive(request)
+
+    def _close_backend(self) -> None:
+        if self.backend is not None:
+            backend, self.backend = self.backend, None
+            backend.close()
+
+    def __del__(self) -> None:
+        try:
+            self._close_backend()
+        except Exception:
+            pass

@@ -1,0 +1,66 @@
+"""Agent decision points inside a Scheduler.
+
+An :class:`AgentMixin` stands in front of an ordinary policy (its ``schedule()`` runs between
+decision points, e.g. SAF-ordered EASY) and adds the points where an agent decides:
+
+- ``decision_due()``: whether the agent decides now (every ``dt`` of simulated time, reached
+  through CALL_ME_LATER, or at every scheduling opportunity with time frozen);
+- ``observe()`` / ``act(action)``: what the agent sees, and applying its choice as decisions.
+
+The same class serves two drivers.  Standing alone (``run``, ``serve``, ``compare``) it has a
+``policy`` (a callable obs -> action) and asks it at every decision point inside ``schedule()``.
+Inside an environment it has none: ``schedule()`` returns with ``awaiting`` set, and the
+environment hands the observation to the learning agent and calls ``act()`` with its answer
+before the reply goes back to Batsim.  So an agent sees the same observations, and its actions
+mean the same decisions, in training and in deployment, on the emulator and on real Batsim.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from ...scheduler import DecisionError
+
+Policy = Callable[[Any], Any]
+
+
+class ActionError(DecisionError):
+    """An action outside the environment's action space (names the action and the space)."""
+
+
+class AgentMixin:
+    """Decision points for an agent; put it before a policy class in the bases."""
+
+    #: the agent's policy when it runs as a plain scheduler (None inside an environment)
+    policy: Optional[Policy] = None
+    #: set by schedule(): the agent must act before the reply goes back
+    awaiting = False
+
+    def schedule(self) -> None:
+        super().schedule()                      # type: ignore[misc]   (the policy behind the mixin)
+        self.awaiting = self.decision_due()
+        if self.policy is not None:
+            while self.awaiting:
+                self.act(self.policy(self.observe()))
+
+    def act(self, action: Any) -> None:
+        """Apply the agent's ``action`` at the current decision point; ``awaiting`` says whether
+        the agent decides again before time moves on (time frozen)."""
+        if not self.awaiting:
+            raise ActionError("act() outside a decision point: the agent was not asked")
+        self.awaiting = False
+        self.apply(action)
+        self.awaiting = self.decision_due_again()
+
+    # --- what an agent scheduler defines -----------------------------------------------
+    def decision_due(self) -> bool:
+        raise NotImplementedError
+
+    def decision_due_again(self) -> bool:
+        """After an action, whether the agent decides again at the same time (default: no)."""
+        return False
+
+    def observe(self) -> Any:
+        raise NotImplementedError
+
+    def apply(self, action: Any) -> None:
+        raise NotImplementedError

@@ -1,0 +1,45 @@
+"""A policy for an agent scheduler, from a name in a --config object.
+
+``policy`` is one of: a baseline of the environment (``T0``, ``T1``, ``T5``, ``OR*`` for shutdown;
+``FF``, ``EASY``, ``SAF`` for scheduling: see baselines.py), a saved agent (a ``.zip`` written by
+``batsched-py train``), or ``module:callable`` (a callable obs -> action, or a class whose instances
+are).  A policy with a ``bind(scheduler)`` method gets the scheduler when the simulation begins
+(baselines read the platform and the queue directly, as rule-based policies do).
+"""
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any, Callable
+
+from ..options import PolicyOptionError
+
+
+def load_policy(spec: Any, env: str) -> Callable[[Any], Any]:
+    from .baselines import BASELINES
+    if spec is None:
+        raise PolicyOptionError(f"option policy is required: a baseline ({', '.join(BASELINES[env])}), "
+                                "a saved agent (.zip) or 'module:callable'")
+    if not isinstance(spec, str) or not spec:
+        raise PolicyOptionError(f"option policy: {spec!r} is not a policy name")
+    if spec in BASELINES[env]:
+        return BASELINES[env][spec]()
+    if spec.endswith(".zip"):
+        from ...agents.common.saved import load_agent
+        return load_agent(spec, env)
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise PolicyOptionError(f"option policy: {spec!r} is neither a baseline ({', '.join(BASELINES[env])}), "
+                                "a saved agent (.zip) nor 'module:callable'")
+    try:
+        obj: Any = import_module(module_name)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except ImportError as exc:
+        raise PolicyOptionError(f"option policy: cannot import {module_name!r} ({exc})") from None
+    except AttributeError:
+        raise PolicyOptionError(f"option policy: {module_name!r} has no {attr!r}") from None
+    if isinstance(obj, type):
+        obj = obj()
+    if not callable(obj):
+        raise PolicyOptionError(f"option policy: {spec} is not callable")
+    return obj

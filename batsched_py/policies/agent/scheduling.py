@@ -1,0 +1,162 @@
+"""DeepScheduling's decision: which queued job starts now, or let time pass.
+
+At every scheduling opportunity with jobs in the queue (a submission, a job end, or the call
+the agent asked for), time is frozen while the agent decides: action ``i`` in 1..``max_queue``
+starts the i-th queued job (submission order) now, on the lowest free hosts, preferring hosts
+that are on; action 0, or a job that does not fit, lets ``dt`` pass (a CALL_ME_LATER).  With an
+empty queue the simulation goes on to its next event.  Underneath, as in the paper, a timeout
+policy switches nodes of ``cores_per_node`` hosts off after ``timeout`` idle time units and wakes
+sleeping hosts a started job needs (the job starts once they are on).
+
+Observation (a dict of arrays in [0, 1]):
+- ``queue`` (max_queue x 3): hosts / platform hosts, walltime / ``day``, confidence (mean runtime /
+  walltime of the user's last ``confidence_jobs`` finished jobs; 1 without history);
+- ``running`` (max_running x 3), the running jobs that end first by walltime: hosts, walltime left /
+  ``day``, confidence-estimated time left / ``day``;
+- ``snapshots`` (history x 8), one per decision, oldest first: hosts reserved by started jobs,
+  queue length / ``max_queue``, time of day / ``day``, hosts sleeping, switching on, switching
+  off, idle, computing (each / platform hosts).
+"""
+from __future__ import annotations
+
+from collections import deque
+from typing import Any, Mapping, Optional
+
+import numpy as np
+
+from ...scheduler import HostState, Job, register
+from ..base import QueuePolicy
+from ..options import PolicyOptionError, number_option
+from ..power import PowerMixin
+from .base import ActionError, AgentMixin
+from .loading import load_policy
+from .shutdown import _action_int, _int_option
+
+_STATES = (HostState.SLEEPING, HostState.SWITCHING_ON, HostState.SWITCHING_OFF, HostState.IDLE,
+           HostState.COMPUTING)
+
+
+class AgentQueue(QueuePolicy):
+    """A queue whose jobs only start when the agent says so."""
+
+    def decide(self) -> None:
+        for job in self.released:
+            self.admit(job)
+
+
+class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
+    description = "DeepScheduling decision points: which queued job starts now (timeout shutdown beneath)"
+    AGENT_OPTIONS = frozenset({"dt", "day", "max_queue", "max_running", "history", "confidence_jobs"})
+    OPTIONS = QueuePolicy.OPTIONS | PowerMixin.POWER_OPTIONS | AGENT_OPTIONS | {"policy"}
+
+    def __init__(self, options: Optional[Mapping[str, Any]] = None):
+        options = dict(options or {})
+        options.setdefault("timeout", 5)
+        options.setdefault("cores_per_node", 12)
+        super().__init__(options)
+        self.dt = number_option(self.options, "dt", 1.0, positive=True)
+        self.day = number_option(self.options, "day", 1440.0, positive=True)
+        self.max_queue = _int_option(self.options, "max_queue", 20)
+        self.max_running = _int_option(self.options, "max_running", 20)
+        self.history = _int_option(self.options, "history", 20)
+        self.confidence_jobs = _int_option(self.options, "confidence_jobs", 5)
+        self.snapshots: deque = deque(np.zeros((self.history, 8), np.float32), maxlen=self.history)
+        self.user_ratios: dict[Any, deque] = {}
+        self.started_last = False
+        self.invalid_actions = 0
+
+    def on_simulation_begins(self, event) -> None:
+        super().on_simulation_begins(event)
+        if self.policy is not None and hasattr(self.policy, "bind"):
+            self.policy.bind(self)
+
+    def on_job_completed(self, job: Job) -> None:
+        super().on_job_completed(job)
+        if job.walltime and job.start_time is not None and job.finish_time is not None:
+            ratios = self.user_ratios.setdefault(job.extra.get("user"), deque(maxlen=self.confidence_jobs))
+            ratios.append(min(1.0, (job.finish_time - job.start_time) / job.walltime))
+
+    # --- decision points ----------------------------------------------------------------
+    def decision_due(self) -> bool:
+        return bool(self.queue)
+
+    def decision_due_again(self) -> bool:
+        return self.started_last and bool(self.queue)
+
+    def fits(self, index: int) -> bool:
+        """Whether queued job ``index`` (0-based) can start now (on hosts on or asleep)."""
+        return index < len(self.queue) and self.queue[index].res <= self.free_hosts().bit_count()
+
+    def free_hosts(self) -> int:
+        return self.available_mask & ~self.platform.unavailable_mask
+
+    def action_mask(self) -> np.ndarray:
+        """Which actions start a job (action 0, waiting, always can)."""
+        mask = np.zeros(self.max_queue + 1, bool)
+        mask[0] = True
+        free = self.free_hosts().bit_count()
+        for i, job in enumerate(self.queue[:self.max_queue]):
+            mask[i + 1] = job.res <= free
+        return mask
+
+    def apply(self, action: Any) -> None:
+        i = _action_int(action, self.max_queue)
+        self.snapshots.append(self.snapshot())
+        self.started_last = False
+        if i > 0 and self.fits(i - 1):
+            job = self.queue[i - 1]
+            hosts = self.selector()(self.free_hosts(), job.res)
+            if hosts is not None:
+                self.start(job, hosts, index=i - 1)
+                self._flush()           # (hosts that are on: executed now, not at the next message)
+                self.started_last = True
+                return
+        if i > 0:
+            self.invalid_actions += 1
+        self._remind(self.now + self.dt)
+
+    def _remind(self, at: float) -> None:
+        if at not in self.calls:
+            self.calls.add(at)
+            self.call_me_later(at)
+
+    # --- what the agent sees ------------------------------------------------------------
+    def confidence(self, job: Job) -> float:
+        ratios = self.user_ratios.get(job.extra.get("user"))
+        return float(np.mean(ratios)) if ratios else 1.0
+
+    def snapshot(self) -> np.ndarray:
+        n = float(len(self.platform))
+        platform = self.platform
+        reserved = (platform.all_mask & ~self.available_mask).bit_count()
+        return np.array([reserved / n, min(1.0, len(self.queue) / self.max_queue), (self.now % self.day) / self.day,
+                         *(platform.mask_in(s).bit_count() / n for s in _STATES)], np.float32)
+
+    def observe(self) -> dict[str, np.ndarray]:
+        n = float(len(self.platform))
+        queue = np.zeros((self.max_queue, 3), np.float32)
+        for r, job in enumerate(self.queue[:self.max_queue]):
+            queue[r] = (job.res / n, min(1.0, (job.walltime or self.day) / self.day), self.confidence(job))
+        running = np.zeros((self.max_running, 3), np.float32)
+        ends = sorted(self.jobs.running.values(), key=lambda j: j.expected_end or float("inf"))
+        for r, job in enumerate(ends[:self.max_running]):
+            wall = job.walltime or self.day
+            elapsed = self.now - (job.start_time or self.now)
+            left = max(0.0, wall - elapsed)
+            estimated = max(0.0, self.confidence(job) * wall - elapsed)
+            running[r] = (job.res / n, min(1.0, left / self.day), min(1.0, estimated / self.day))
+        snapshots = np.stack([*list(self.snapshots)[1:], self.snapshot()])
+        return {"queue": queue, "running": running, "snapshots": snapshots}
+
+
+@register("scheduling-agent")
+class SchedulingAgent(SchedulingScheduler):
+    description = ("a DeepScheduling policy as a scheduler: option 'policy' = a saved agent (.zip), a baseline "
+                   "(FF, EASY, SAF) or 'module:callable' (obs -> action)")
+
+    def __init__(self, options: Optional[Mapping[str, Any]] = None):
+        super().__init__(options)
+        self.policy = load_policy(self.options.get("policy"), "scheduling")
+
+
+__all__ = ["SchedulingScheduler", "SchedulingAgent", "ActionError", "PolicyOptionError"]

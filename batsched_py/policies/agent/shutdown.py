@@ -1,0 +1,228 @@
+"""DeepShutdown's decision (Casagrande et al., "Don't Hurry Be Green"): how many nodes to keep off.
+
+Every ``dt`` time units (a minute on Grid'5000 Taurus platforms, whose time unit is the minute) the
+agent says how many nodes, ``0..G``, are reserved and switched off; SAF-ordered EASY backfilling
+schedules the jobs on the other nodes.  Reserving more nodes takes the idle ones that have been
+idle longest (ties: highest ids, which EASY's lowest-first selection uses last); releasing takes
+back first the reserved nodes still on, then those switching off (switched on once off), then
+sleeping ones, lowest ids first.  Nodes that are asleep when the simulation begins start reserved.
+Between decision points nothing changes the reservation; a reserved node is switched off as soon
+as it is idle.  After ``day`` time units the scheduler keeps deciding while work remains, then
+stops calling so that the simulation can end.
+
+Observation: the last ``history`` feature vectors (oldest first), each (all in [0, 1]): nodes per
+state (off, switching on, switching off, idle, computing) / G; queue length / ``max_queue``; the
+promised start of the first queued job (EASY's reservation) after now / ``day``; for the first
+``queue_features`` queued jobs: hosts / platform hosts, walltime / ``day``, stretch (wait /
+walltime, capped at 1), jobs of the same user in the system / ``max_user_jobs``; time of day / ``day``.
+"""
+from __future__ import annotations
+
+from collections import deque
+from typing import Any, Mapping, Optional
+
+import numpy as np
+
+from ...scheduler import HostState, register
+from ...scheduler.view import procset_of_mask
+from ..backfilling import SAF
+from ..options import PolicyOptionError, number_option
+from ..profile import seconds
+from .base import ActionError, AgentMixin
+from .loading import load_policy
+from .nodes import NodeState, node_masks, node_states
+
+EPS = 1e-6     # Batsim's clock drifts off round values by much less than this
+
+
+class ShutdownScheduler(AgentMixin, SAF):
+    description = "DeepShutdown decision points: every dt, how many nodes to keep off (SAF-ordered EASY beneath)"
+    AGENT_OPTIONS = frozenset({"dt", "day", "cores_per_node", "history", "queue_features", "max_queue",
+                               "max_user_jobs", "workload", "host_speed"})   # (the last two: OR*)
+    OPTIONS = SAF.OPTIONS | AGENT_OPTIONS | {"policy"}
+
+    def __init__(self, options: Optional[Mapping[str, Any]] = None):
+        options = dict(options or {})
+        agent = {k: options.pop(k) for k in list(options) if k in self.AGENT_OPTIONS or k == "policy"}
+        super().__init__(options)
+        self.options.update(agent)
+        self.dt = number_option(agent, "dt", 1.0, positive=True)
+        self.day = number_option(agent, "day", 1440.0, positive=True)
+        self.cores = _int_option(agent, "cores_per_node", 12)
+        self.history = _int_option(agent, "history", 20)
+        self.k = _int_option(agent, "queue_features", 10)
+        self.max_queue = number_option(agent, "max_queue", 100.0, positive=True)
+        self.max_user_jobs = number_option(agent, "max_user_jobs", 10.0, positive=True)
+        self.next_decision = 0.0
+        self.reserved: set[int] = set()         # nodes the agent keeps off
+        self.idle_since: dict[int, float] = {}
+        self.switches = 0                       # node switch requests, off and on
+        self.pending: dict[str, tuple] = {}       # job id -> (job, hosts, mapping): waiting for hosts
+        self.placeholders: set[int] = set()       # reserved nodes taken in EASY's profile
+        self.frames: deque = deque(maxlen=self.history)
+        self.nb_features = 5 + 1 + 1 + 4 * self.k + 1
+
+    # --- the platform ---------------------------------------------------------------------
+    def on_simulation_begins(self, event) -> None:
+        super().on_simulation_begins(event)
+        mute = [r.name for r in self.platform if r.power is None or not r.power.sleep]
+        if mute:
+            raise PolicyOptionError(f"{type(self).__name__} needs hosts with sleep pstates (wattage_per_state and "
+                                    f"sleep_pstates properties); {len(mute)} host(s) have none, e.g. {mute[0]}")
+        self.masks = node_masks(len(self.platform), self.cores)
+        self.nb_nodes = len(self.masks)
+        self.reserved = {i for i, s in enumerate(node_states(self.platform, self.masks)) if s is NodeState.OFF}
+        self._reserve_in_profile()
+        self.frames.extend(np.zeros((self.history, self.nb_features), np.float32))
+        if self.policy is not None and hasattr(self.policy, "bind"):
+            self.policy.bind(self)
+
+    def states(self) -> list[NodeState]:
+        return node_states(self.platform, self.masks)
+
+    # --- scheduling: the base policy on the present nodes, the agent at decision points --------
+    def schedule(self) -> None:
+        self._reconcile()
+        super().schedule()
+        self._flush()
+
+    def launch(self, job, hosts: int, mapping=None) -> None:
+        """EASY may start a job on released nodes still switching on: it starts once they are idle."""
+        self.pending[job.id] = (job, hosts, mapping)
+        self._flush()
+
+    def _flush(self) -> None:
+        free = self.platform.free_mask
+        for job_id, (job, hosts, mapping) in list(self.pending.items()):
+            if not hosts & ~free:
+                del self.pending[job_id]
+                self._execute(job, procset_of_mask(hosts), hosts, mapping)
+
+    def _reserve_in_profile(self) -> None:
+        """Reserved nodes are taken in EASY's profile by one placeholder job each, for far longer
+        than a day, from when their hosts are free: EASY plans the queue on the other nodes."""
+        profile = self.profile
+        for i in self.placeholders:
+            profile.remove(f"reserved node {i}")
+        self.placeholders = set(self.reserved)
+        for i in self.placeholders:
+            m = self.masks[i]
+            profile.insert(f"reserved node {i}", m.bit_count(), 1000.0 * self.day,
+                           lambda avail, n, m=m: m if avail & m == m else None)
+        self.replan = True
+
+    def decision_due(self) -> bool:
+        return self.now >= self.next_decision - EPS
+
+    def apply(self, action: Any) -> None:
+        k = _action_int(action, self.nb_nodes)
+        self.frames.append(self.features())      # (what the agent saw: observe()'s last row)
+        reserved_before = set(self.reserved)
+        states = self.states()
+        if k > len(self.reserved):
+            # (idle hosts that a launch waiting for its other hosts holds are not idle for the agent)
+            idle = [i for i, s in enumerate(states) if s is NodeState.IDLE and i not in self.reserved
+                    and self.masks[i] & self.available_mask == self.masks[i]]
+            idle.sort(key=lambda i: (self.idle_since.get(i, self.now), -i))
+            self.reserved.update(idle[:k - len(self.reserved)])
+        elif k < len(self.reserved):
+            rank = {NodeState.IDLE: 0, NodeState.COMPUTING: 0, NodeState.SWITCHING_ON: 0,
+                    NodeState.SWITCHING_OFF: 1, NodeState.OFF: 2}
+            release = sorted(self.reserved, key=lambda i: (rank[states[i]], i))[:len(self.reserved) - k]
+            self.reserved.difference_update(release)
+        self._reconcile()
+        if self.reserved != reserved_before:
+            self._reserve_in_profile()      # (and the base reconsiders its whole queue now)
+            super(AgentMixin, self).schedule()
+            self._flush()
+        if self.now < self.day - EPS or self._work_left():
+            self.next_decision = self.now + self.dt
+            self.call_me_later(self.next_decision)
+
+    def _work_left(self) -> bool:
+        return not self.no_more_static_jobs or bool(self.queue) or bool(self.jobs.running) or bool(self.pending)
+
+    def _reconcile(self) -> None:
+        """Switch reserved idle nodes off and released sleeping ones on; idle times; present hosts."""
+        platform = self.platform
+        idle = platform.mask_in(HostState.IDLE) & platform.free_mask & self.available_mask
+        sleeping = platform.mask_in(HostState.SLEEPING)
+        off = on = 0
+        now = self.now
+        for i, m in enumerate(self.masks):
+            if i in self.reserved:
+                if m & idle == m:
+                    off |= m
+                    self.switches += 1
+            elif m & sleeping == m:
+                on |= m
+                self.switches += 1
+            if m & idle == m and i not in self.reserved:
+                self.idle_since.setdefault(i, now)
+            else:
+                self.idle_since.pop(i, None)
+        if off:
+            self.switch_off(procset_of_mask(off))
+        if on:
+            self.switch_on(procset_of_mask(on))
+
+    # --- what the agent sees ------------------------------------------------------------
+    def features(self) -> np.ndarray:
+        g = float(self.nb_nodes)
+        counts = np.bincount([int(s) for s in self.states()], minlength=5)[:5] / g
+        queue = self.queue
+        promised = 0.0
+        if queue:
+            begin = self.profile.placed.get(queue[0].id)
+            promised = 1.0 if begin is None else min(1.0, max(0.0, (seconds(begin) - self.now) / self.day))
+        jobs = np.zeros((self.k, 4), np.float64)
+        if queue:
+            users: dict[Any, int] = {}
+            for job in (*queue, *self.jobs.running.values()):
+                u = job.extra.get("user")
+                users[u] = users.get(u, 0) + 1
+            n = len(self.platform)
+            for r, job in enumerate(queue[:self.k]):
+                wall = job.walltime or 0.0
+                wait = self.now - job.subtime
+                jobs[r] = (job.res / n, min(1.0, wall / self.day),
+                           min(1.0, wait / wall) if wall > 0 else 1.0,
+                           min(1.0, users.get(job.extra.get("user"), 0) / self.max_user_jobs))
+        return np.concatenate([counts, [min(1.0, len(queue) / self.max_queue), promised], jobs.ravel(),
+                               [(self.now % self.day) / self.day]]).astype(np.float32)
+
+    def observe(self) -> np.ndarray:
+        frames = list(self.frames)[1:] if self.frames else [np.zeros(self.nb_features, np.float32)] * (self.history - 1)
+        return np.stack([*frames, self.features()])
+
+
+@register("shutdown-agent")
+class ShutdownAgent(ShutdownScheduler):
+    description = ("a DeepShutdown policy as a scheduler: option 'policy' = a saved agent (.zip), a baseline "
+                   "(T0, T1, T5, OR*) or 'module:callable' (obs -> nodes to keep off)")
+
+    def __init__(self, options: Optional[Mapping[str, Any]] = None):
+        super().__init__(options)
+        self.policy = load_policy(self.options.get("policy"), "shutdown")
+
+
+def _int_option(options: Mapping[str, Any], name: str, default: int) -> int:
+    value = options.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise PolicyOptionError(f"option {name}: {value!r} is not a positive integer")
+    return value
+
+
+def _action_int(action: Any, n: int) -> int:
+    """``action`` as an int in 0..n (a numpy scalar or 0-d/1-element array is fine)."""
+    try:
+        value = np.asarray(action).reshape(())
+        if not np.issubdtype(value.dtype, np.integer):
+            if not (np.issubdtype(value.dtype, np.floating) and float(value).is_integer()):
+                raise TypeError
+        k = int(value)
+    except (TypeError, ValueError):
+        raise ActionError(f"action {action!r} is not an integer in Discrete({n + 1})") from None
+    if not 0 <= k <= n:
+        raise ActionError(f"action {k} is outside Discrete({n + 1}): choose 0..{n}")
+    return k
