@@ -20,6 +20,10 @@ DELEGATED = {
     "platform": ("batsched_py.platforms.cli:main", "generate energy-aware cluster platforms, upgrade Batsim 3 platforms"),
     "metrics": ("batsched_py.metrics.cli:main", "compute scheduling and energy metrics from Batsim output files"),
     "plot": ("batsched_py.plots.cli:main", "draw Gantt charts, power/state timelines, CDFs and comparisons"),
+    "train": ("batsched_py.agents.common.cli:train_main",
+              "train a DeepShutdown or DeepScheduling PPO agent on the emulator (rl extra)"),
+    "evaluate": ("batsched_py.agents.common.cli:evaluate_main",
+                 "run agents and baselines on every day of a workload folder: days.csv, summary.csv, figures"),
 }
 
 

@@ -112,24 +112,10 @@ class PowerMixin(_MixinBase):
                 del self.pending[job_id]
                 self._execute(job, procset_of_mask(hosts), hosts, mapping)
                 if self.launched_at.pop(job_id) < self.decision_time:
-                    self._shift_reservation(job, hosts)
+                    shift_reservation(self, job, hosts)
             else:
                 wake |= hosts & platform.mask_in(HostState.SLEEPING)
         self._switch(wake, on=True)
-
-    def _shift_reservation(self, job: Job, hosts: int) -> None:
-        """A launch waited for its hosts: move the job's reservation (if the base plans with a
-        profile) to start now, so that it never ends before the job can, and have the base
-        re-place the queued jobs' reservations, which may now overlap it, at the next message."""
-        profile = getattr(self, "profile", None)
-        if profile is None or not profile.remove(job.id):
-            return
-        for queued in self.queue:
-            profile.remove(queued.id)
-        profile.update_first_slice(self.decision_time)
-        profile.insert(job.id, job.res, self.planned_duration(job),
-                       lambda avail, n: hosts if avail & hosts == hosts else None)
-        self.replan = True
 
     def _switch(self, hosts: int, on: bool) -> None:
         """One SET_RESOURCE_STATE for the whole nodes of ``hosts`` (their hosts in the right state)."""
@@ -246,6 +232,21 @@ class OracleMixin(PowerMixin):
         if at > self.decision_time and at not in self.calls:
             self.calls.add(at)
             self.call_me_later(at)
+
+
+def shift_reservation(policy: QueuePolicy, job: Job, hosts: int) -> None:
+    """A launch waited for its hosts: move the job's reservation (if the policy plans with a
+    profile) to start now, so that it never ends before the job can, and have the policy
+    re-place the queued jobs' reservations, which may now overlap it, at the next message."""
+    profile = getattr(policy, "profile", None)
+    if profile is None or not profile.remove(job.id):
+        return
+    for queued in policy.queue:
+        profile.remove(queued.id)
+    profile.update_first_slice(policy.decision_time)
+    profile.insert(job.id, job.res, policy.planned_duration(job),
+                   lambda avail, n: hosts if avail & hosts == hosts else None)
+    policy.replan = True
 
 
 def profile_runtime(profile: Mapping[str, Any], host_speed: Optional[float]) -> Optional[float]:

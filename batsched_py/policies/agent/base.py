@@ -40,7 +40,7 @@ class AgentMixin:
         self.awaiting = self.decision_due()
         if self.policy is not None:
             while self.awaiting:
-                self.act(self.policy(self.observe()))
+                self.act(self.policy_action())
 
     def act(self, action: Any) -> None:
         """Apply the agent's ``action`` at the current decision point; ``awaiting`` says whether
@@ -50,6 +50,10 @@ class AgentMixin:
         self.awaiting = False
         self.apply(action)
         self.awaiting = self.decision_due_again()
+
+    def policy_action(self) -> Any:
+        """The action of ``policy`` when the scheduler runs alone (schedulers may guard it)."""
+        return self.policy(self.observe())            # type: ignore[misc]
 
     # --- what an agent scheduler defines -----------------------------------------------
     def decision_due(self) -> bool:

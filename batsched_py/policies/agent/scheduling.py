@@ -83,6 +83,16 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
     def decision_due_again(self) -> bool:
         return self.started_last and bool(self.queue)
 
+    def policy_action(self) -> Any:
+        """Run as a scheduler, a policy that waits while nothing runs, nothing waits for hosts and a
+        queued job fits would never end the simulation: the first job that fits starts instead."""
+        action = super().policy_action()
+        if (not self.jobs.running and not self.pending and _action_int(action, self.max_queue) == 0):
+            for i in range(min(len(self.queue), self.max_queue)):
+                if self.fits(i):
+                    return i + 1
+        return action
+
     def fits(self, index: int) -> bool:
         """Whether queued job ``index`` (0-based) can start now (on hosts on or asleep)."""
         return index < len(self.queue) and self.queue[index].res <= self.free_hosts().bit_count()
@@ -159,4 +169,20 @@ class SchedulingAgent(SchedulingScheduler):
         self.policy = load_policy(self.options.get("policy"), "scheduling")
 
 
-__all__ = ["SchedulingScheduler", "SchedulingAgent", "ActionError", "PolicyOptionError"]
+__all__ = ["SchedulingScheduler", "SchedulingAgent", "DeepScheduling", "ActionError", "PolicyOptionError"]
+
+
+@register("deepscheduling")
+class DeepScheduling(SchedulingScheduler):
+    description = ("a trained DeepScheduling agent: option 'model' = its .zip (batsched-py train scheduling); "
+                   "'deterministic' (default true)")
+    OPTIONS = SchedulingScheduler.OPTIONS | {"model", "deterministic"}
+
+    def __init__(self, options: Optional[Mapping[str, Any]] = None):
+        options = dict(options or {})
+        model, deterministic = options.pop("model", None), options.pop("deterministic", True)
+        super().__init__(options)
+        if not isinstance(model, str):
+            raise PolicyOptionError("deepscheduling needs option model: the path of a trained agent (.zip)")
+        from ...agents.common.saved import load_agent
+        self.policy = load_agent(model, "scheduling", deterministic=bool(deterministic))

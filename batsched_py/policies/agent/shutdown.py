@@ -7,8 +7,9 @@ idle longest (ties: highest ids, which EASY's lowest-first selection uses last);
 back first the reserved nodes still on, then those switching off (switched on once off), then
 sleeping ones, lowest ids first.  Nodes that are asleep when the simulation begins start reserved.
 Between decision points nothing changes the reservation; a reserved node is switched off as soon
-as it is idle.  After ``day`` time units the scheduler keeps deciding while work remains, then
-stops calling so that the simulation can end.
+as it is idle.  Run as a scheduler (a ``policy``), past ``day`` time units it no longer asks the
+policy: it releases every node and calls while work remains, then stops so that the simulation
+can end (an environment's episode ends at ``day``).
 
 Observation: the last ``history`` feature vectors (oldest first), each (all in [0, 1]): nodes per
 state (off, switching on, switching off, idle, computing) / G; queue length / ``max_queue``; the
@@ -27,6 +28,7 @@ from ...scheduler import HostState, register
 from ...scheduler.view import procset_of_mask
 from ..backfilling import SAF
 from ..options import PolicyOptionError, number_option
+from ..power import shift_reservation
 from ..profile import seconds
 from .base import ActionError, AgentMixin
 from .loading import load_policy
@@ -88,15 +90,16 @@ class ShutdownScheduler(AgentMixin, SAF):
 
     def launch(self, job, hosts: int, mapping=None) -> None:
         """EASY may start a job on released nodes still switching on: it starts once they are idle."""
-        self.pending[job.id] = (job, hosts, mapping)
+        self.pending[job.id] = (job, hosts, mapping, self.decision_time)
         self._flush()
 
     def _flush(self) -> None:
-        free = self.platform.free_mask
-        for job_id, (job, hosts, mapping) in list(self.pending.items()):
-            if not hosts & ~free:
+        for job_id, (job, hosts, mapping, launched) in list(self.pending.items()):
+            if not hosts & ~self.platform.free_mask:
                 del self.pending[job_id]
                 self._execute(job, procset_of_mask(hosts), hosts, mapping)
+                if launched < self.decision_time:
+                    shift_reservation(self, job, hosts)
 
     def _reserve_in_profile(self) -> None:
         """Reserved nodes are taken in EASY's profile by one placeholder job each, for far longer
@@ -113,6 +116,11 @@ class ShutdownScheduler(AgentMixin, SAF):
 
     def decision_due(self) -> bool:
         return self.now >= self.next_decision - EPS
+
+    def policy_action(self) -> Any:
+        """Past the day (the episodes' end), the agent is not asked: every node is released so that
+        the remaining jobs run and the simulation can end."""
+        return 0 if self.now >= self.day - EPS else super().policy_action()
 
     def apply(self, action: Any) -> None:
         k = _action_int(action, self.nb_nodes)
@@ -226,3 +234,19 @@ def _action_int(action: Any, n: int) -> int:
     if not 0 <= k <= n:
         raise ActionError(f"action {k} is outside Discrete({n + 1}): choose 0..{n}")
     return k
+
+
+@register("deepshutdown")
+class DeepShutdown(ShutdownScheduler):
+    description = ("a trained DeepShutdown agent: option 'model' = its .zip (batsched-py train shutdown); "
+                   "'deterministic' (default true)")
+    OPTIONS = ShutdownScheduler.OPTIONS | {"model", "deterministic"}
+
+    def __init__(self, options: Optional[Mapping[str, Any]] = None):
+        options = dict(options or {})
+        model, deterministic = options.pop("model", None), options.pop("deterministic", True)
+        super().__init__(options)
+        if not isinstance(model, str):
+            raise PolicyOptionError("deepshutdown needs option model: the path of a trained agent (.zip)")
+        from ...agents.common.saved import load_agent
+        self.policy = load_agent(model, "shutdown", deterministic=bool(deterministic))

@@ -1,0 +1,111 @@
+"""``batsched-py train`` and ``batsched-py evaluate``."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Optional, Sequence
+
+
+def _json_object(text: str) -> dict:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(f"not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError("must be a JSON object")
+    return value
+
+
+def train_main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    ap = argparse.ArgumentParser(prog="batsched-py train", description=(
+        "Train a DeepShutdown (shutdown) or DeepScheduling (scheduling) PPO agent on the emulator. Writes OUT/model.zip, "
+        "OUT/model.json (command, seed, steps, wall time, machine), OUT/checkpoints/ and OUT/tensorboard/ "
+        "(tensorboard --logdir OUT/tensorboard)."))
+    ap.add_argument("agent", choices=("shutdown", "scheduling"))
+    ap.add_argument("-p", "--platform", type=Path, required=True, help="platform XML with sleep pstates")
+    ap.add_argument("-w", "--workloads", type=Path, nargs="+", required=True,
+                    help="training day workloads: files or folders of *.json (never the test days)")
+    ap.add_argument("-o", "--out", type=Path, required=True, help="output folder")
+    ap.add_argument("--total-steps", type=int, default=1_000_000, help="environment steps, all actors (1,000,000)")
+    ap.add_argument("--actors", type=int, default=16, help="parallel environments (16, as the papers)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--masking", action="store_true", help="scheduling: MaskablePPO, impossible actions masked")
+    ap.add_argument("--checkpoint-every", type=int, default=100_000, help="steps between checkpoints (100,000)")
+    ap.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in OUT/checkpoints")
+    ap.add_argument("--env", type=_json_object, default={}, metavar="JSON",
+                    help="environment arguments, e.g. '{\"energy_weight\": 1.0}'")
+    ap.add_argument("--hyper", type=_json_object, default={}, metavar="JSON",
+                    help="PPO settings overriding the paper's, e.g. '{\"learning_rate\": 3e-4}'")
+    ap.add_argument("--vec-env", choices=("subprocess", "dummy", "ray"), default="subprocess",
+                    help="where the actors run: subprocesses (default), this process, or Ray actors")
+    ap.add_argument("--ray-address", default=None, help="with --vec-env ray: an existing cluster (auto, ray://HOST:PORT)")
+    ap.add_argument("--torch-threads", type=int, default=1, help="threads of the learner (1)")
+    ap.add_argument("--no-progress", action="store_true")
+    args = ap.parse_args(argv)
+    from ...envs.core import EnvError, workload_files
+    from .training import TrainConfig, TrainError, train
+    try:
+        config = TrainConfig(args.agent, args.platform, workload_files(args.workloads), args.out, args.total_steps,
+                             args.actors, args.seed, args.masking, args.checkpoint_every, args.resume,
+                             not args.no_progress, args.torch_threads, args.env, args.hyper, args.vec_env,
+                             args.ray_address)
+        path = train(config, ["train", *argv])
+    except (EnvError, TrainError) as exc:
+        print(f"batsched-py train: {exc}", file=sys.stderr)
+        return 2
+    record = json.loads((path.parent / "model.json").read_text())
+    print(f"model: {path} ({record['steps']} steps in {record['wall_time_s']} s); record: {path.parent / 'model.json'}")
+    return 0
+
+
+def evaluate_main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    ap = argparse.ArgumentParser(prog="batsched-py evaluate", description=(
+        "Run policies on every day of workload folders through the Shutdown-v0 or Scheduling-v0 environment, "
+        "in parallel. Writes OUT/days.csv (a row per policy, day and repetition), OUT/summary.csv (per policy: "
+        "mean/std/min/max of energy waste, switches, delay, stretch, slowdown, waiting time) and figures."))
+    ap.add_argument("--env", required=True, choices=("shutdown", "scheduling"))
+    ap.add_argument("--policies", required=True, help=(
+        "comma-separated [LABEL=]NAME[:OPTIONS]: baselines T0,T1,T5,OR* (shutdown) or FF,EASY,SAF (scheduling), "
+        "a trained agent MODEL.zip, or module:callable; OPTIONS a JSON object, e.g. "
+        "'agent=models/deepshutdown-taurus.zip:{\"deterministic\": false}'"))
+    ap.add_argument("-p", "--platform", type=Path, required=True)
+    ap.add_argument("-w", "--workloads", type=Path, nargs="+", required=True,
+                    help="day files or folders, in order (e.g. train then test: the figures keep it)")
+    ap.add_argument("-o", "--out", type=Path, required=True, help="output folder")
+    ap.add_argument("--repeat", type=int, default=1, help="repetitions of stochastic agents (the paper: 4)")
+    ap.add_argument("-j", "--jobs", type=int, default=None, help="parallel processes (all CPUs)")
+    ap.add_argument("--env-args", type=_json_object, default={}, metavar="JSON", help="environment arguments")
+    ap.add_argument("--time-unit", default="min", help="the platform's time unit, for labels (min on Grid'5000)")
+    ap.add_argument("--no-figures", action="store_true")
+    args = ap.parse_args(argv)
+    from ...envs.core import EnvError, platform_hosts, workload_files
+    from ...policies.options import PolicyOptionError
+    from .evaluate import EvaluateError, evaluate, parse_policies, table
+    try:
+        platform_hosts(args.platform)
+        days = workload_files(args.workloads)
+        specs = parse_policies(args.policies)
+        if args.repeat < 1:
+            raise EvaluateError("--repeat must be at least 1")
+        summary = evaluate(args.env, args.platform, days, specs, args.out, repeat=args.repeat, jobs=args.jobs,
+                           env_kwargs=args.env_args, time_unit=args.time_unit)
+    except (EnvError, EvaluateError, PolicyOptionError) as exc:
+        print(f"batsched-py evaluate: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"batsched-py evaluate: interrupted; finished days are in {args.out / 'days.csv'}", file=sys.stderr)
+        return 130
+    print(table(summary, args.time_unit))
+    if not args.no_figures:
+        import csv
+        from .figures import draw
+        with open(args.out / "days.csv") as f:
+            rows = list(csv.DictReader(f))
+        for path in draw(rows, days, args.out, args.time_unit):
+            print(f"figure: {path}")
+    print(f"days: {args.out / 'days.csv'}; summary: {args.out / 'summary.csv'}")
+    return 0

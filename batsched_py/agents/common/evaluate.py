@@ -1,0 +1,231 @@
+"""Evaluate policies (trained agents and baselines) on every day of workload folders, through the
+environments, in parallel processes: ``days.csv`` (a row per policy, day and repetition),
+``summary.csv`` (a row per policy: mean/std/min/max of each figure), a terminal table, figures.
+
+A policy is ``[LABEL=]NAME[:OPTIONS]``: NAME is a baseline of the environment (T0, T1, T5, OR* /
+FF, EASY, SAF), a trained agent (a ``.zip``), or ``module:callable``; OPTIONS a JSON object
+(``{"deterministic": false}`` samples a trained agent's actions: repeat it with ``--repeat``).
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import statistics
+import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Optional, Sequence
+
+ENVS = {"shutdown": "batsched_py/Shutdown-v0", "scheduling": "batsched_py/Scheduling-v0"}
+FIGURES = ("energy_waste", "nb_switches", "delay", "stretch", "slowdown", "waiting_time")
+UNITS = {"energy_waste": "W·{t}", "nb_switches": "node switches", "delay": "{t}", "stretch": "",
+         "slowdown": "", "waiting_time": "{t}"}
+DAY_FIELDS = ("policy", "group", "split", "day", "repeat", "steps", "nb_jobs", *FIGURES, "wall_time_s")
+
+
+class EvaluateError(ValueError):
+    """A bad evaluation argument, named."""
+
+
+@dataclass
+class PolicySpec:
+    label: str
+    name: str
+    options: dict = field(default_factory=dict)
+
+    @property
+    def stochastic(self) -> bool:
+        return self.name.endswith(".zip") and not self.options.get("deterministic", True)
+
+
+def parse_policies(text: str) -> list[PolicySpec]:
+    """Comma-separated ``[LABEL=]NAME[:OPTIONS]`` (commas inside OPTIONS' braces do not split)."""
+    items, depth, current = [], 0, ""
+    for ch in text:
+        depth += ch == "{"
+        depth -= ch == "}"
+        if ch == "," and depth == 0:
+            items.append(current)
+            current = ""
+        else:
+            current += ch
+    items.append(current)
+    specs = []
+    for item in (i.strip() for i in items):
+        if not item:
+            raise EvaluateError(f"--policies {text!r}: an empty policy name")
+        label, _, rest = item.rpartition("=") if "=" in item.split("{", 1)[0] else ("", "", item)
+        name, options = rest, {}
+        if "{" in rest:
+            name, _, raw = rest.partition(":{")
+            try:
+                options = json.loads("{" + raw)
+            except json.JSONDecodeError as exc:
+                raise EvaluateError(f"--policies: options of {name!r} are not a JSON object: {exc}") from None
+        label = label or (Path(name).stem if name.endswith(".zip") else name)
+        specs.append(PolicySpec(label, name, options))
+    labels = [s.label for s in specs]
+    if len(set(labels)) != len(labels):
+        raise EvaluateError(f"--policies: two policies have the same label ({', '.join(labels)}); name them LABEL=NAME")
+    return specs
+
+
+def day_group(path: Path) -> tuple[str, str]:
+    """(group, split) of a day file: ``lyon_2/workloads/test/x.json`` -> ("lyon_2", "test")."""
+    parts = path.resolve().parts
+    split = parts[-2] if parts[-2] in ("train", "test") else ""
+    group = parts[-4] if split and len(parts) >= 4 and parts[-3] == "workloads" else path.parent.name
+    return group, split
+
+
+def _policy(spec: PolicySpec, env_kind: str):
+    from ...policies.agent.loading import load_policy
+    if spec.name.endswith(".zip"):
+        from .saved import load_agent
+        return load_agent(spec.name, env_kind, deterministic=spec.options.get("deterministic", True))
+    return load_policy(spec.name, env_kind)
+
+
+def run_days(env_kind: str, platform: str, env_kwargs: dict, spec: PolicySpec, days: Sequence[str],
+             repeats: Sequence[int]) -> list[dict[str, Any]]:
+    """One worker's share: ``spec`` on ``days`` (each repetition seeded by its number)."""
+    import gymnasium as gym
+    import numpy as np
+    import torch
+
+    import batsched_py.envs  # noqa: F401
+    torch.set_num_threads(1)
+    policy = _policy(spec, env_kind)
+    env = gym.make(ENVS[env_kind], platform=platform, workloads=list(days), **env_kwargs).unwrapped
+    rows = []
+    for day in days:
+        for r in repeats:
+            t0 = time.perf_counter()
+            if spec.stochastic:
+                torch.manual_seed(r)
+                np.random.seed(r)
+            obs, info = env.reset(seed=r, options={"workload": day})
+            if hasattr(policy, "bind"):
+                policy.bind(env.scheduler)
+            steps, done = 0, False
+            while not done:
+                obs, _, term, trunc, info = env.step(policy(obs))
+                steps += 1
+                done = term or trunc
+            group, split = day_group(Path(day))
+            rows.append({"policy": spec.label, "group": group, "split": split, "day": Path(day).name, "repeat": r,
+                         "steps": steps, "nb_jobs": int(info.get("nb_jobs", 0)),
+                         **{k: info.get(k, float("nan")) for k in FIGURES},
+                         "wall_time_s": round(time.perf_counter() - t0, 3)})
+    env.close()
+    return rows
+
+
+def summarise(rows: Iterable[dict[str, Any]], labels: Sequence[str]) -> list[dict[str, Any]]:
+    by: dict[str, list[dict]] = {label: [] for label in labels}
+    for row in rows:
+        by[row["policy"]].append(row)
+    out = []
+    for label, rs in by.items():
+        summary: dict[str, Any] = {"policy": label, "days": len({(r["group"], r["split"], r["day"]) for r in rs}),
+                                   "runs": len(rs)}
+        for k in FIGURES:
+            xs = [float(r[k]) for r in rs if not math.isnan(float(r[k]))]
+            summary.update({f"{k}_mean": statistics.fmean(xs) if xs else float("nan"),
+                            f"{k}_std": statistics.pstdev(xs) if len(xs) > 1 else 0.0,
+                            f"{k}_min": min(xs) if xs else float("nan"), f"{k}_max": max(xs) if xs else float("nan")})
+        out.append(summary)
+    return out
+
+
+def evaluate(env_kind: str, platform: Path, days: Sequence[Path], specs: Sequence[PolicySpec], out: Path, *,
+             repeat: int = 1, jobs: Optional[int] = None, env_kwargs: Optional[dict] = None, chunk: int = 8,
+             progress: bool = True, time_unit: str = "min") -> list[dict[str, Any]]:
+    if env_kind not in ENVS:
+        raise EvaluateError(f"--env {env_kind!r}: choose one of {', '.join(ENVS)}")
+    for spec in specs:          # fail before any run: every policy loads
+        if spec.name.endswith(".zip"):
+            from .saved import load_agent
+            load_agent(spec.name, env_kind)
+        else:
+            _policy(spec, env_kind)
+    out.mkdir(parents=True, exist_ok=True)
+    tasks = []
+    for spec in specs:
+        repeats = list(range(repeat if spec.stochastic else 1))
+        for i in range(0, len(days), chunk):
+            tasks.append((env_kind, str(platform), env_kwargs or {}, spec, [str(d) for d in days[i:i + chunk]], repeats))
+    rows: list[dict] = []
+    marker = out / "_INCOMPLETE"
+    marker.write_text("evaluation running or interrupted: days.csv holds the finished days only\n")
+    total = sum(len(t[4]) * len(t[5]) for t in tasks)
+    bar = _bar(total, progress)
+    with open(out / "days.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, DAY_FIELDS)
+        writer.writeheader()
+        pool = ProcessPoolExecutor(max_workers=jobs or os.cpu_count() or 1)
+        try:
+            pending = {pool.submit(run_days, *t) for t in tasks}
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    got = fut.result()
+                    rows += got
+                    writer.writerows(got)
+                    f.flush()
+                    bar(len(got))
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                proc.terminate()    # (a running day stops now: Ctrl-C keeps only finished days)
+            raise
+        else:
+            pool.shutdown()
+        finally:
+            bar(None)
+    order = {s.label: i for i, s in enumerate(specs)}
+    day_order = {(day_group(d), d.name): i for i, d in enumerate(days)}
+    rows.sort(key=lambda r: (order[r["policy"]], day_order.get(((r["group"], r["split"]), r["day"]), 0), r["repeat"]))
+    with open(out / "days.csv", "w", newline="") as f:        # (in policy and day order)
+        writer = csv.DictWriter(f, DAY_FIELDS)
+        writer.writeheader()
+        writer.writerows(rows)
+    summary = summarise(rows, [s.label for s in specs])
+    with open(out / "summary.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, list(summary[0]))
+        writer.writeheader()
+        writer.writerows(summary)
+    marker.unlink()
+    return summary
+
+
+def _bar(total: int, enabled: bool):
+    if not enabled:
+        return lambda n: None
+    try:
+        from tqdm import tqdm
+        import sys
+        bar = tqdm(total=total, unit="day", desc="evaluate", file=sys.stderr, disable=not sys.stderr.isatty())
+
+        def update(n):
+            if n is None:
+                bar.close()
+            else:
+                bar.update(n)
+        return update
+    except ImportError:
+        return lambda n: None
+
+
+def table(summary: Sequence[dict[str, Any]], time_unit: str = "min") -> str:
+    """The terminal table: mean (std) of each figure per policy, with units."""
+    heads = ["policy"] + [f"{k} ({UNITS[k].format(t=time_unit)})" if UNITS[k] else k for k in FIGURES]
+    lines = [heads]
+    for s in summary:
+        lines.append([s["policy"]] + [f"{s[k + '_mean']:.4g} ({s[k + '_std']:.2g})" for k in FIGURES])
+    widths = [max(len(row[i]) for row in lines) for i in range(len(heads))]
+    text = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)) for row in lines]
+    return "\n".join([text[0], "  ".join("-" * w for w in widths), *text[1:]]) + "\n(mean (std) over days)"

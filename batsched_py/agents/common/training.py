@@ -1,0 +1,172 @@
+"""Training an agent with Stable-Baselines3: vectorised environments, checkpoints, resume,
+TensorBoard logs, a progress bar, and a record of how the model was made next to it."""
+from __future__ import annotations
+
+import json
+import os
+import platform as host
+import re
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence
+
+AGENTS = ("shutdown", "scheduling")
+
+
+class TrainError(ValueError):
+    """A bad training argument, named."""
+
+
+@dataclass
+class TrainConfig:
+    agent: str                                   # shutdown | scheduling
+    platform: Path
+    workloads: list[Path]
+    out: Path
+    total_steps: int = 1_000_000
+    actors: int = 16
+    seed: int = 0
+    masking: bool = False                         # scheduling only: MaskablePPO
+    checkpoint_every: int = 100_000               # steps (all actors together)
+    resume: bool = False
+    progress: bool = True
+    torch_threads: int = 1
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    hyperparameters: dict[str, Any] = field(default_factory=dict)   # overrides of the paper's
+    vec_env: str = "subprocess"                   # subprocess | dummy | ray
+    ray_address: Optional[str] = None
+
+
+def paper_settings(agent: str) -> tuple[str, dict, Callable[[], dict]]:
+    if agent == "shutdown":
+        from ..deepshutdown import config
+    elif agent == "scheduling":
+        from ..deepscheduling import config
+    else:
+        raise TrainError(f"agent {agent!r}: choose shutdown or scheduling")
+    return config.ENV, dict(config.HYPERPARAMETERS), config.policy_kwargs
+
+
+def env_factory(env_id: str, platform: Path, workloads: Sequence[Path], env_kwargs: dict, seed: int) -> Callable:
+    def make():
+        import gymnasium as gym
+        from stable_baselines3.common.monitor import Monitor
+
+        import batsched_py.envs  # noqa: F401
+        env = gym.make(env_id, platform=str(platform), workloads=[str(w) for w in workloads], **env_kwargs)
+        env = Monitor(env, info_keywords=("energy_waste", "nb_switches"))
+        env.reset(seed=seed)
+        return env
+    return make
+
+
+def make_vec_env(config: TrainConfig, env_id: str):
+    fns = [env_factory(env_id, config.platform, config.workloads, config.env_kwargs, config.seed + i)
+           for i in range(config.actors)]
+    if config.vec_env == "ray":
+        from ...campaigns.ray_vec_env import RayVecEnv
+        return RayVecEnv(fns, address=config.ray_address)
+    if config.vec_env == "dummy" or config.actors == 1:
+        from stable_baselines3.common.vec_env import DummyVecEnv
+        return DummyVecEnv(fns)
+    from stable_baselines3.common.vec_env import SubprocVecEnv
+    return SubprocVecEnv(fns, start_method="forkserver")
+
+
+def latest_checkpoint(folder: Path) -> Optional[Path]:
+    found = [(int(m.group(1)), p) for p in folder.glob("model_*_steps.zip")
+             if (m := re.fullmatch(r"model_(\d+)_steps\.zip", p.name))]
+    return max(found)[1] if found else None
+
+
+def train(config: TrainConfig, argv: Optional[Sequence[str]] = None) -> Path:
+    """Train; returns the saved model's path (``OUT/model.zip``, its record ``OUT/model.json``)."""
+    import torch
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.callbacks import CheckpointCallback
+
+    env_id, hyper, policy_kwargs = paper_settings(config.agent)
+    if config.masking and config.agent != "scheduling":
+        raise TrainError("--masking applies to the scheduling agent only")
+    if config.total_steps < 1 or config.actors < 1:
+        raise TrainError("total steps and actors must be positive")
+    hyper.update(config.hyperparameters)
+    minibatches = hyper.pop("minibatches", None)
+    if minibatches:
+        hyper["batch_size"] = max(1, hyper["n_steps"] * config.actors // minibatches)
+    torch.set_num_threads(config.torch_threads)
+    config.out.mkdir(parents=True, exist_ok=True)
+    checkpoints = config.out / "checkpoints"
+    started = time.time()
+    venv = make_vec_env(config, env_id)
+    try:
+        algo: Any = PPO
+        if config.masking:
+            from sb3_contrib import MaskablePPO
+            algo = MaskablePPO
+        policy = "MultiInputPolicy" if config.agent == "scheduling" else "MlpPolicy"
+        resumed_from = latest_checkpoint(checkpoints) if config.resume else None
+        if resumed_from is not None:
+            model = algo.load(resumed_from, env=venv, device="cpu")
+            model.tensorboard_log = str(config.out / "tensorboard")
+        else:
+            model = algo(policy, venv, policy_kwargs=policy_kwargs(), seed=config.seed, device="cpu", verbose=0,
+                         tensorboard_log=str(config.out / "tensorboard"), **hyper)
+        save_every = max(1, config.checkpoint_every // config.actors)
+        remaining = config.total_steps - model.num_timesteps
+        if remaining > 0:
+            bar = config.progress and _has_progress_bar()
+            callbacks = [CheckpointCallback(save_every, str(checkpoints), name_prefix="model")]
+            if config.progress and not bar:
+                callbacks.append(ProgressLines(config.total_steps))
+            model.learn(remaining, callback=callbacks, progress_bar=bar, reset_num_timesteps=resumed_from is None,
+                        tb_log_name=config.agent)
+        path = config.out / "model.zip"
+        model.save(path)
+    finally:
+        venv.close()
+    record = {
+        "agent": config.agent, "algorithm": "MaskablePPO" if config.masking else "PPO",
+        "command": " ".join(["batsched-py", *(argv if argv is not None else sys.argv[1:])]),
+        "platform": str(config.platform), "training_days": len(config.workloads),
+        "training_folders": sorted({str(w.parent) for w in config.workloads}),
+        "seed": config.seed, "steps": int(model.num_timesteps), "actors": config.actors,
+        "wall_time_s": round(time.time() - started, 1), "resumed_from": str(resumed_from) if resumed_from else None,
+        "machine": f"{host.node()}: {os.cpu_count()} CPUs, {host.processor() or host.machine()}, "
+                   f"Python {host.python_version()}, torch {torch.__version__}",
+        "hyperparameters": {k: v for k, v in {**hyper, **({"minibatches": minibatches} if minibatches else {})}.items()},
+        "env_kwargs": config.env_kwargs,
+    }
+    (config.out / "model.json").write_text(json.dumps(record, indent=2) + "\n")
+    return path
+
+
+def ProgressLines(total: int, every_s: float = 30.0):
+    """Progress as plain lines (stderr not a terminal, or no rich/tqdm): steps, rate, mean episode reward."""
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    class _Lines(BaseCallback):
+        def _on_training_start(self) -> None:
+            self.t0 = self.last = time.time()
+
+        def _on_step(self) -> bool:
+            now = time.time()
+            if now - self.last >= every_s:
+                self.last = now
+                rewards = [e["r"] for e in self.model.ep_info_buffer] if self.model.ep_info_buffer else []
+                mean = f", mean episode reward {sum(rewards) / len(rewards):.2f}" if rewards else ""
+                print(f"train: {self.num_timesteps}/{total} steps ({100 * self.num_timesteps / total:.1f}%), "
+                      f"{self.num_timesteps / (now - self.t0):.0f} steps/s{mean}", file=sys.stderr, flush=True)
+            return True
+    return _Lines()
+
+
+def _has_progress_bar() -> bool:
+    try:
+        import rich  # noqa: F401
+        import tqdm  # noqa: F401
+        return sys.stderr.isatty()
+    except ImportError:
+        return False

@@ -1,0 +1,36 @@
+"""The paper's network and PPO settings.
+
+Separate actor and critic networks, each: an LSTM of 128 units over the 20-observation window
+(its last output), a dense layer of 64 with leaky ReLU, then a softmax policy / a linear value.
+PPO: gamma 0.99, GAE lambda 0.95, clip 0.2, 1440 steps per actor per update (one day), 4 epochs,
+16 minibatches, learning rate 5e-4, entropy coefficient 0.005, 16 parallel actors.
+"""
+from __future__ import annotations
+
+import gymnasium as gym
+import torch
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+
+ENV = "batsched_py/Shutdown-v0"
+ACTORS = 16
+N_STEPS = 1440
+HYPERPARAMETERS = dict(gamma=0.99, gae_lambda=0.95, clip_range=0.2, n_steps=N_STEPS, n_epochs=4,
+                       learning_rate=5e-4, ent_coef=0.005, minibatches=16)
+
+
+class LSTMWindow(BaseFeaturesExtractor):
+    """The last output of an LSTM read over the observation window (history x features)."""
+
+    def __init__(self, observation_space: gym.spaces.Box, units: int = 128):
+        super().__init__(observation_space, features_dim=units)
+        self.lstm = torch.nn.LSTM(observation_space.shape[-1], units, batch_first=True)
+
+    def forward(self, observations: torch.Tensor) -> torch.Tensor:
+        out, _ = self.lstm(observations)
+        return out[:, -1]
+
+
+def policy_kwargs() -> dict:
+    return dict(features_extractor_class=LSTMWindow, features_extractor_kwargs=dict(units=128),
+                share_features_extractor=False, net_arch=dict(pi=[64], vf=[64]),
+                activation_fn=torch.nn.LeakyReLU)
