@@ -13,7 +13,7 @@ from batsched_py.policies.agent import ActionError
 from batsched_py.policies.agent.baselines import BASELINES
 from batsched_py.runner import run_simulation
 
-from conftest import DAY, PLATFORM, TEST, TRAIN
+from helpers.rl import DAY, PLATFORM, TEST, TRAIN
 
 NAMES = ("Shutdown", "Scheduling")
 

@@ -1,0 +1,145 @@
+"""The PPO agents: a short training learns, saved agents load, act and deploy as schedulers (in
+process and served over ZeroMQ to a Batsim process), evaluation writes its files, and bad model
+files are named."""
+import csv
+import json
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from batsched_py.agents.common.saved import load_agent
+from batsched_py.agents.common.training import TrainConfig, train
+from batsched_py.policies.options import PolicyOptionError
+from batsched_py.runner import run_simulation
+from batsched_py.scheduler import create
+
+from helpers.rl import DAY, PLATFORM, TRAIN, emulate_command
+
+ROOT = Path(__file__).resolve().parents[2]
+MODELS = ROOT / "models"
+TWO_DAYS = sorted(TRAIN.glob("*.json"))[:2]
+
+
+def episode_reward(policy, day, seed=0):
+    import gymnasium as gym
+    import batsched_py.envs  # noqa: F401
+    env = gym.make("batsched_py/Shutdown-v0", platform=str(PLATFORM), workloads=[day]).unwrapped
+    obs, _ = env.reset(seed=seed)
+    total, done = 0.0, False
+    while not done:
+        obs, r, term, trunc, _ = env.step(policy(obs))
+        total += r
+        done = term or trunc
+    env.close()
+    return total
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    """A DeepShutdown agent after 6,000 steps on two training days (small PPO batches, so that a few
+    thousand steps are many updates)."""
+    out = tmp_path_factory.mktemp("train")
+    config = TrainConfig("shutdown", PLATFORM, TWO_DAYS, out, total_steps=6000, actors=2, seed=0, progress=False,
+                         checkpoint_every=3000, vec_env="dummy",
+                         hyperparameters={"n_steps": 500, "minibatches": 4, "learning_rate": 1e-3})
+    return train(config, ["train", "shutdown", "(test)"])
+
+
+def test_a_short_training_beats_random(tiny_model):
+    agent = load_agent(str(tiny_model), "shutdown")
+    rng = np.random.default_rng(0)
+    random_rewards = [episode_reward(lambda obs: rng.integers(15), TWO_DAYS[0], seed) for seed in range(2)]
+    trained = episode_reward(agent, TWO_DAYS[0])
+    assert trained > max(random_rewards), (trained, random_rewards)
+
+
+def test_training_writes_its_record_checkpoints_and_resumes(tiny_model):
+    out = tiny_model.parent
+    record = json.loads((out / "model.json").read_text())
+    assert record["steps"] == 6000 and record["seed"] == 0 and record["algorithm"] == "PPO"
+    assert record["wall_time_s"] > 0 and "CPUs" in record["machine"] and record["training_days"] == 2
+    assert sorted(p.name for p in (out / "checkpoints").glob("*.zip")) == ["model_3000_steps.zip",
+                                                                            "model_6000_steps.zip"]
+    assert any((out / "tensorboard").rglob("events.out.tfevents.*"))
+    config = TrainConfig("shutdown", PLATFORM, TWO_DAYS, out, total_steps=7000, actors=2, seed=0, progress=False,
+                         checkpoint_every=3000, vec_env="dummy", resume=True,
+                         hyperparameters={"n_steps": 500, "minibatches": 4, "learning_rate": 1e-3})
+    train(config, ["train", "--resume"])
+    record = json.loads((out / "model.json").read_text())
+    assert record["steps"] >= 7000 and record["resumed_from"].endswith("model_6000_steps.zip")
+
+
+@pytest.mark.parametrize("name,kind", [("deepshutdown-taurus", "shutdown"), ("deepscheduling-taurus", "scheduling")])
+def test_the_shipped_models_load_act_and_say_how_they_were_made(name, kind, tmp_path):
+    model = MODELS / f"{name}.zip"
+    record = json.loads((MODELS / f"{name}.json").read_text())
+    for key in ("command", "seed", "steps", "wall_time_s", "machine"):
+        assert key in record
+    scheduler = f"deep{kind}"
+    prefix = run_simulation(PLATFORM, [DAY], scheduler, {"model": str(model)}, export=str(tmp_path / "out"), energy=True)
+    with open(f"{prefix}_jobs.csv") as f:
+        jobs = list(csv.DictReader(f))
+    assert len(jobs) == 23 and all(j["final_state"] in ("COMPLETED_SUCCESSFULLY", "COMPLETED_WALLTIME_REACHED")
+                                   for j in jobs)
+
+
+def test_a_served_agent_decides_as_in_process(tiny_model, tmp_path, monkeypatch):
+    """The same agent through ``serve`` (ZeroMQ, a Batsim process: batsched-py emulate) and in
+    process gives the same schedule, pstate changes included."""
+    monkeypatch.setenv("BATSCHED_PY_BATSIM", emulate_command())
+    outputs = {}
+    for backend in ("emulator", "batsim"):
+        prefix = run_simulation(PLATFORM, [DAY], "deepshutdown", {"model": str(tiny_model)},
+                                export=str(tmp_path / backend), energy=True, backend=backend)
+        outputs[backend] = [Path(f"{prefix}_{kind}.csv").read_text() for kind in ("jobs", "pstate_changes")]
+    assert outputs["emulator"] == outputs["batsim"]
+
+
+def test_evaluate_writes_days_and_summary(tiny_model, tmp_path):
+    from batsched_py.cli import main
+    out = tmp_path / "eval"
+    assert main(["evaluate", "--env", "shutdown", "--policies", f"T5,OR*,agent={tiny_model}", "-p", str(PLATFORM),
+                 "-w", *map(str, TWO_DAYS), "-o", str(out), "-j", "2"]) == 0
+    with open(out / "days.csv") as f:
+        days = list(csv.DictReader(f))
+    assert [(d["policy"], d["day"]) for d in days] == [(p, d.name) for p in ("T5", "OR*", "agent") for d in TWO_DAYS]
+    with open(out / "summary.csv") as f:
+        summary = list(csv.DictReader(f))
+    assert [s["policy"] for s in summary] == ["T5", "OR*", "agent"]
+    for figure in ("energy_waste", "nb_switches", "delay", "stretch", "slowdown", "waiting_time"):
+        for stat in ("mean", "std", "min", "max"):
+            assert f"{figure}_{stat}" in summary[0]
+    assert float(summary[0]["energy_waste_mean"]) > 0
+    assert not (out / "_INCOMPLETE").exists()
+    assert (out / "cumulative_energy_waste.png").is_file()
+
+
+def test_bad_model_files_are_named(tmp_path, tiny_model):
+    text = tmp_path / "notes.zip"
+    text.write_text("not a zip")
+    with pytest.raises(PolicyOptionError, match=r"notes.zip: not a saved agent \(a zip written by batsched-py train\)"):
+        load_agent(str(text), "shutdown")
+    foreign = tmp_path / "foreign.zip"
+    with zipfile.ZipFile(foreign, "w") as z:
+        z.writestr("hello.txt", "hi")
+    with pytest.raises(PolicyOptionError, match=r"foreign.zip: not a saved agent \(no 'data' entry"):
+        load_agent(str(foreign), "shutdown")
+    broken = tmp_path / "broken.zip"
+    with zipfile.ZipFile(tiny_model) as src, zipfile.ZipFile(broken, "w") as z:
+        z.writestr("data", src.read("data"))       # the settings without the weights
+    with pytest.raises(PolicyOptionError, match="broken.zip: cannot be loaded"):
+        load_agent(str(broken), "shutdown")
+    with pytest.raises(PolicyOptionError, match="missing.zip: no such file"):
+        create("deepshutdown", {"model": str(tmp_path / "missing.zip")})
+    with pytest.raises(PolicyOptionError, match="deepshutdown needs option model"):
+        create("deepshutdown", {})
+    with pytest.raises(PolicyOptionError, match="trained on Box observations; the scheduling environment's are Dict"):
+        create("deepscheduling", {"model": str(tiny_model)})
+
+
+def test_mismatched_observations_are_named(tiny_model, tmp_path):
+    with pytest.raises(PolicyOptionError, match=r"trained on observations \(20, 48\), the scheduler gives \(10, 48\)"):
+        run_simulation(PLATFORM, [DAY], "deepshutdown", {"model": str(tiny_model), "history": 10},
+                       export=str(tmp_path / "o"), energy=True)

@@ -1,0 +1,19 @@
+"""What the environment and agent tests share: the DeepShutdown platform and days shipped in the
+repository, and ``batsched-py emulate`` standing in for the batsim binary."""
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PLATFORM = ROOT / "platforms" / "taurus_deepshutdown.xml"
+TRAIN = ROOT / "workloads" / "deepshutdown" / "train"
+TEST = ROOT / "workloads" / "deepshutdown" / "test"
+DAY = TEST / "2_test_102.json"
+
+
+def emulate_command() -> str:
+    """A ``$BATSCHED_PY_BATSIM`` value that runs ``batsched-py emulate`` (as the launcher tests do)."""
+    exe = shutil.which("batsched-py")
+    if exe:
+        return f"'{exe}' emulate"
+    return f"'{sys.executable}' -c 'import sys; from batsched_py.cli import main; sys.exit(main())' emulate"
