@@ -742,7 +742,7 @@ class Engine:
         req.done.extend(hosts)
         if req.remaining == 0:
             # Batsim writes the request's rows once its last host is done.
-            self.machines.switch_done(self.tl.now, ProcSet(*req.done))
+            self.machines.switch_done(self.tl.now, sorted(req.done))    # (ProcSet(*hosts) merged one by one)
             # Its energy row: the server checks its mailbox after these reads' simcalls.
             self._check_read = self._read_energy(1, [None])
             self._out.append(p.ResourceStateChanged(self._stamp(), req.hosts, req.state))

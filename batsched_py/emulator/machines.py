@@ -591,7 +591,7 @@ class Machines:
             self._reached.add(host)
             self._move((host,), SLEEPING if self._state[host] == SW_OFF else IDLE, t)
 
-    def switch_done(self, t: float, hosts: ProcSet | int) -> None:
+    def switch_done(self, t: float, hosts: ProcSet | list[int] | int) -> None:
         """Hosts whose sleep/wake switch completes at ``t``: they reach their target
         pstate (sleeping, or idle at the compute pstate). Call once per group
         of hosts of one request completing together (one row each). Hosts not

@@ -143,3 +143,16 @@ def test_mismatched_observations_are_named(tiny_model, tmp_path):
     with pytest.raises(PolicyOptionError, match=r"trained on observations \(20, 48\), the scheduler gives \(10, 48\)"):
         run_simulation(PLATFORM, [DAY], "deepshutdown", {"model": str(tiny_model), "history": 10},
                        export=str(tmp_path / "o"), energy=True)
+
+
+def test_agents_and_baselines_side_by_side_in_compare(tiny_model, tmp_path):
+    from batsched_py.cli import main
+    out = tmp_path / "cmp"
+    spec = (f'T5:shutdown-agent={{"policy": "T5"}},agent:deepshutdown={{"model": "{tiny_model}"}},'
+            'saf:scheduling-agent={"policy": "SAF"}')
+    assert main(["compare", "-p", str(PLATFORM), "-w", str(DAY), "--schedulers", spec, "-E", "-o", str(out),
+                 "--no-plots"]) == 0
+    with open(out / "comparison.csv") as f:
+        rows = {r["run"]: r for r in csv.DictReader(f)}
+    assert set(rows) == {"T5", "agent", "saf"}
+    assert all(int(r["nb_jobs"]) == 23 for r in rows.values())

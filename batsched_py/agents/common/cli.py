@@ -43,6 +43,8 @@ def train_main(argv: Optional[Sequence[str]] = None) -> int:
                     help="where the actors run: subprocesses (default), this process, or Ray actors")
     ap.add_argument("--ray-address", default=None, help="with --vec-env ray: an existing cluster (auto, ray://HOST:PORT)")
     ap.add_argument("--torch-threads", type=int, default=1, help="threads of the learner (1)")
+    ap.add_argument("--raw-reward", action="store_true",
+                    help="train on the environment's rewards as they are (default: scaled by VecNormalize)")
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
     from ...envs.core import EnvError, workload_files
@@ -51,7 +53,7 @@ def train_main(argv: Optional[Sequence[str]] = None) -> int:
         config = TrainConfig(args.agent, args.platform, workload_files(args.workloads), args.out, args.total_steps,
                              args.actors, args.seed, args.masking, args.checkpoint_every, args.resume,
                              not args.no_progress, args.torch_threads, args.env, args.hyper, args.vec_env,
-                             args.ray_address)
+                             args.ray_address, normalize_reward=not args.raw_reward)
         path = train(config, ["train", *argv])
     except (EnvError, TrainError) as exc:
         print(f"batsched-py train: {exc}", file=sys.stderr)

@@ -37,6 +37,11 @@ class TrainConfig:
     hyperparameters: dict[str, Any] = field(default_factory=dict)   # overrides of the paper's
     vec_env: str = "subprocess"                   # subprocess | dummy | ray
     ray_address: Optional[str] = None
+    # Rewards scaled by a running estimate of the returns' spread (SB3's VecNormalize, rewards only):
+    # the actor and critic share one optimiser and one gradient-norm clip, and a critic chasing
+    # returns of -100 otherwise takes the whole clipped step.  Training only: a saved agent's
+    # actions do not depend on it.
+    normalize_reward: bool = True
 
 
 def paper_settings(agent: str) -> tuple[str, dict, Callable[[], dict]]:
@@ -81,6 +86,12 @@ def latest_checkpoint(folder: Path) -> Optional[Path]:
     return max(found)[1] if found else None
 
 
+def _latest_stats(folder: Path) -> Optional[Path]:
+    found = [(int(m.group(1)), p) for p in folder.glob("model_vecnormalize_*_steps.pkl")
+             if (m := re.fullmatch(r"model_vecnormalize_(\d+)_steps\.pkl", p.name))]
+    return max(found)[1] if found else None
+
+
 def train(config: TrainConfig, argv: Optional[Sequence[str]] = None) -> Path:
     """Train; returns the saved model's path (``OUT/model.zip``, its record ``OUT/model.json``)."""
     import torch
@@ -101,6 +112,11 @@ def train(config: TrainConfig, argv: Optional[Sequence[str]] = None) -> Path:
     checkpoints = config.out / "checkpoints"
     started = time.time()
     venv = make_vec_env(config, env_id)
+    if config.normalize_reward:
+        from stable_baselines3.common.vec_env import VecNormalize
+        stats = _latest_stats(checkpoints) if config.resume else None
+        venv = (VecNormalize.load(str(stats), venv) if stats is not None
+                else VecNormalize(venv, norm_obs=False, norm_reward=True, gamma=hyper["gamma"]))
     try:
         algo: Any = PPO
         if config.masking:
@@ -118,7 +134,8 @@ def train(config: TrainConfig, argv: Optional[Sequence[str]] = None) -> Path:
         remaining = config.total_steps - model.num_timesteps
         if remaining > 0:
             bar = config.progress and _has_progress_bar()
-            callbacks = [CheckpointCallback(save_every, str(checkpoints), name_prefix="model")]
+            callbacks = [CheckpointCallback(save_every, str(checkpoints), name_prefix="model",
+                                            save_vecnormalize=config.normalize_reward)]
             if config.progress and not bar:
                 callbacks.append(ProgressLines(config.total_steps))
             model.learn(remaining, callback=callbacks, progress_bar=bar, reset_num_timesteps=resumed_from is None,
@@ -137,7 +154,7 @@ def train(config: TrainConfig, argv: Optional[Sequence[str]] = None) -> Path:
         "machine": f"{host.node()}: {os.cpu_count()} CPUs, {host.processor() or host.machine()}, "
                    f"Python {host.python_version()}, torch {torch.__version__}",
         "hyperparameters": {k: v for k, v in {**hyper, **({"minibatches": minibatches} if minibatches else {})}.items()},
-        "env_kwargs": config.env_kwargs,
+        "env_kwargs": config.env_kwargs, "normalize_reward": config.normalize_reward,
     }
     (config.out / "model.json").write_text(json.dumps(record, indent=2) + "\n")
     return path
