@@ -19,7 +19,6 @@ walltime, capped at 1), jobs of the same user in the system / ``max_user_jobs``;
 """
 from __future__ import annotations
 
-from collections import deque
 from typing import Any, Mapping, Optional
 
 import numpy as np
@@ -61,7 +60,11 @@ class ShutdownScheduler(AgentMixin, SAF):
         self.switches = 0                       # node switch requests, off and on
         self.pending: dict[str, tuple] = {}       # job id -> (job, hosts, mapping): waiting for hosts
         self.placeholders: set[int] = set()       # reserved nodes taken in EASY's profile
-        self.frames: deque = deque(maxlen=self.history)
+        self.nb_features = 5 + 1 + 1 + 4 * self.k + 1
+        # the observation window: earlier decisions' feature rows, the newest last; its last row is
+        # rewritten with the present features when the agent is asked
+        self.window = np.zeros((self.history, self.nb_features), np.float32)
+        self._seen: Optional[np.ndarray] = None     # the features the agent was shown at this point
         self.nb_features = 5 + 1 + 1 + 4 * self.k + 1
 
     # --- the platform ---------------------------------------------------------------------
@@ -75,7 +78,6 @@ class ShutdownScheduler(AgentMixin, SAF):
         self.nb_nodes = len(self.masks)
         self.reserved = {i for i, s in enumerate(node_states(self.platform, self.masks)) if s is NodeState.OFF}
         self._reserve_in_profile()
-        self.frames.extend(np.zeros((self.history, self.nb_features), np.float32))
         if self.policy is not None and hasattr(self.policy, "bind"):
             self.policy.bind(self)
 
@@ -124,7 +126,10 @@ class ShutdownScheduler(AgentMixin, SAF):
 
     def apply(self, action: Any) -> None:
         k = _action_int(action, self.nb_nodes)
-        self.frames.append(self.features())      # (what the agent saw: observe()'s last row)
+        seen = self._seen if self._seen is not None else self.features()
+        self._seen = None
+        self.window[:-1] = self.window[1:]        # (what the agent saw joins the window)
+        self.window[-1] = seen
         reserved_before = set(self.reserved)
         states = self.states()
         if k > len(self.reserved):
@@ -200,8 +205,12 @@ class ShutdownScheduler(AgentMixin, SAF):
                                [(self.now % self.day) / self.day]]).astype(np.float32)
 
     def observe(self) -> np.ndarray:
-        frames = list(self.frames)[1:] if self.frames else [np.zeros(self.nb_features, np.float32)] * (self.history - 1)
-        return np.stack([*frames, self.features()])
+        """The window: the features of the last ``history - 1`` decisions, then the present ones."""
+        self._seen = seen = self.features()
+        obs = np.empty_like(self.window)
+        obs[:-1] = self.window[1:]
+        obs[-1] = seen
+        return obs
 
 
 @register("shutdown-agent")
@@ -223,6 +232,11 @@ def _int_option(options: Mapping[str, Any], name: str, default: int) -> int:
 
 def _action_int(action: Any, n: int) -> int:
     """``action`` as an int in 0..n (a numpy scalar or 0-d/1-element array is fine)."""
+    if type(action) is int or isinstance(action, np.integer):
+        k = int(action)
+        if not 0 <= k <= n:
+            raise ActionError(f"action {k} is outside Discrete({n + 1}): choose 0..{n}")
+        return k
     try:
         value = np.asarray(action).reshape(())
         if not np.issubdtype(value.dtype, np.integer):
