@@ -198,6 +198,9 @@ class Engine:
         self._first_submission = options.energy
         self._ready_put = (self._on_ready, None)
         self._out: list[p.Event] = []          # events buffered for the next request
+        # Jobs whose JOB_COMPLETED is in _out: Batsim deletes their profiles once it is sent,
+        # unless --enable-profile-reuse (None then).
+        self._ended: Optional[list[Job]] = None if options.profile_reuse else []
         self._ready = False
         self._end_sent = False
         self._done = False
@@ -598,6 +601,8 @@ class Engine:
         now = self._stamp()
         request = p.Message(now, tuple(self._out))
         self._out = []
+        if self._ended:
+            self._delete_profiles()
         self._ready = False
         self.messages += 1
         index = self.messages
@@ -625,6 +630,19 @@ class Engine:
         if not events and not reply_now > self.tl.now:
             return self._ready_put          # the usual empty reply: "ready" at once
         return self._next_put(_Reply(events, reply_now, index))
+
+    def _delete_profiles(self) -> None:
+        """Batsim sends the message, then deletes the ended jobs' profiles (composed ones with
+        their sub-profiles): they stay known by name, but a REGISTER_JOB naming one aborts."""
+        for job in self._ended:
+            wl = self.workloads[job.workload]
+            todo = [job.profile]
+            while todo:
+                name = todo.pop()
+                if name not in wl.deleted:
+                    wl.deleted.add(name)
+                    todo.extend(wl.profiles[name].seq)
+        self._ended.clear()
 
     def _next_put(self, reply: _Reply):
         """The request-reply actor's next put: decision ``k`` at its timestamp, then "ready" at the
@@ -768,6 +786,8 @@ class Engine:
         job.state, job.return_code, job.finish = state, rc, t
         self.nb_running -= 1
         self.nb_completed += 1
+        if self._ended is not None:
+            self._ended.append(job)
         if self.writers is not None:  # _record, inlined
             self.writers.job_row(job.name, job.workload, job.profile, job.subtime, job.res,
                                  -1.0 if job.walltime is None else job.walltime, state, job.start, t,
@@ -1070,6 +1090,10 @@ class Engine:
         if e.job is None:
             raise EmulatorError(f"{where}: REGISTER_JOB without a job description")
         raw = e.job.to_data()
+        if raw.get("profile") in wl.deleted:
+            raise EmulatorError(f"{where}: job {e.job_id!r} uses profile {raw['profile']!r}, which existed some time "
+                                "ago but is no longer accessible: Batsim 4.2.1 deletes a job's profile once it has "
+                                "sent the job's JOB_COMPLETED, unless --enable-profile-reuse, and aborts here")
         raw.setdefault("subtime", self.tl.now)
         job = make_job(wl, raw, where, full_id=e.job_id)
         bad = unsupported_part(wl.profiles[job.profile], wl.profiles)

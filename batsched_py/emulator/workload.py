@@ -7,7 +7,7 @@ extra fields included).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
@@ -56,6 +56,7 @@ class Workload:
     nb_res: int
     jobs: list[Job]
     profiles: dict[str, Profile]
+    deleted: set[str] = field(default_factory=set)   # profiles Batsim deleted (see the engine)
 
     def profiles_json(self) -> dict[str, Any]:
         """SIMULATION_BEGINS' profiles: Batsim lists those its jobs use (composed ones included)."""
