@@ -55,6 +55,7 @@ SCHEDULE_COLUMNS = ("batsim_version,consumed_joules,makespan,max_slowdown,max_tu
                     "time_sleeping,time_switching_off,time_switching_on,time_unavailable")
 SUCCESS = "COMPLETED_SUCCESSFULLY"
 REJECTED = "REJECTED"
+NULL_TIME_RUNTIME = 1e-5  # what Batsim writes as the runtime of a job that ran in no time
 
 
 def _csv_quote(text: str) -> str:
@@ -166,9 +167,15 @@ class OutputWriters:
                 requested_time, quoted))
             return
         execution = finish_time - starting_time
+        if execution == 0.0:
+            # Batsim: "Job computed in null time. Putting epsilon instead." It writes that
+            # runtime, and start + runtime as the finish time (a job killed as it starts, a
+            # zero delay), in this file and in schedule.csv's figures.
+            execution = NULL_TIME_RUNTIME
+            finish_time = starting_time + execution
         waiting = starting_time - submission_time
         turnaround = finish_time - submission_time
-        stretch = turnaround / execution if execution > 0 else 0.0
+        stretch = turnaround / execution
         success = final_state == SUCCESS
         self._jobs_file.write("%s,%s,%s,%.6f,%s,%.6f,%d,%s,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%s,%.6f,%s\n" % (
             job_id, workload_name, profile, submission_time, requested_number_of_resources, requested_time,
@@ -176,7 +183,7 @@ class OutputWriters:
             self._hosts(allocated_resources), consumed_energy, quoted))
         # Batsim's figures (see _schedule_line), accumulated in finishing order.
         self._nb_success += success
-        slowdown = turnaround / execution if finish_time > starting_time else 0.0
+        slowdown = stretch
         self._sum_slowdown += slowdown
         self._sum_turnaround += turnaround
         self._sum_waiting += waiting

@@ -1,5 +1,6 @@
 """Bad decisions end the run like Batsim aborts: EmulatorError naming the decision and the rule,
 and the outputs written so far are flushed and marked incomplete."""
+import csv
 import json
 
 import pytest
@@ -245,3 +246,17 @@ def test_profile_reuse_keeps_profiles(tmp_path, profiles, reused):
     res = run(tmp_path, _reuse_after_completion(profiles, reused),
               options=EngineOptions(dynamic_jobs=True, profile_reuse=True))
     assert res.complete and res.jobs["dyn!b"].final_state == "COMPLETED_SUCCESSFULLY"
+
+
+def test_job_killed_as_it_starts_gets_batsims_epsilon_runtime(tmp_path):
+    """Batsim writes a job that ran in no time with runtime 1e-5 ("Putting epsilon instead"):
+    execution_time 0.000010, finish_time start + 1e-5, and the stretch and schedule figures
+    that follow from them."""
+    ex = scripted(None, lambda r: [p.ExecuteJob(r.now, "w0!1", ProcSet((0, 1))), p.KillJob(r.now, ("w0!1",))])
+    res = run(tmp_path, ex, jobs=[{"id": "1", "subtime": 5, "res": 2, "profile": "d"}])
+    assert res.jobs["w0!1"].final_state == "COMPLETED_KILLED"
+    row = next(csv.DictReader(open(tmp_path / "out_jobs.csv")))
+    assert (row["starting_time"], row["execution_time"], row["finish_time"], row["stretch"]) == \
+        ("5.000000", "0.000010", "5.000010", "1.000000")
+    schedule = next(csv.DictReader(open(tmp_path / "out_schedule.csv")))
+    assert (schedule["makespan"], schedule["max_slowdown"]) == ("5.000010", "1.000000")
