@@ -128,7 +128,7 @@ class Machines:
         self._time_in = [0.0] * 6
         self._nb_grouped_switches = 0
         self._nb_machine_switches = 0
-        self._job_start_energy: dict[str, float] = {}
+        self._job_start_energy: dict[str, np.longdouble] = {}
         self._reached: set[int] = set()    # switched (switch_reached), switch_done to come
         # Rows of this round's job actors and server, written once the round's woken actors
         # ran (write_held_rows): (t, energy read at a job start, None) or (t, None, hosts of a
@@ -279,12 +279,13 @@ class Machines:
         self._load[h] = load
         self._watts[h] = power(self.hosts[h].pstates[self._sg_pstate[h]], load)
 
-    def hosts_energy(self, t: float, hosts) -> float:
-        """Energy (J) of ``hosts`` read at ``t`` (each one updated)."""
+    def hosts_energy(self, t: float, hosts) -> np.longdouble:
+        """Energy (J) of ``hosts`` read at ``t`` (each one updated), summed as Batsim sums a job's
+        hosts: in long double (see _total)."""
         if self._creation_power:
             self._leave_creation_power(t)
         update = self._update
-        return sum([update(h, t) for a, b in _ranges(hosts) for h in range(a, b + 1)])
+        return _total([update(h, t) for a, b in _ranges(hosts) for h in range(a, b + 1)])
 
     def read_energy(self, t: float, readers: list, touched: dict[int, int]) -> list[int]:
         """The energy reads of one SimGrid scheduling round at ``t``.  Each reader is an actor
@@ -480,7 +481,7 @@ class Machines:
             for h in range(a, b + 1):
                 self._set_load(h, load)
 
-    def job_ended(self, t: float, job_id: str, hosts: ProcSet, update: bool = True) -> float:
+    def job_ended(self, t: float, job_id: str, hosts: ProcSet, update: bool = True) -> float | np.longdouble:
         """The job on ``hosts`` ends (any final state) at ``t``.
 
         Returns its consumed energy in J (energy drawn by its hosts between
@@ -499,7 +500,8 @@ class Machines:
             if self._creation_power:
                 self._leave_creation_power(t)
             read = self._update if update else self._peek
-            energy = sum([read(h, t) for a, b in _ranges(hosts) for h in range(a, b + 1)]) \
+            # Batsim: the long double sum of its hosts' energies now, minus the one at its start.
+            energy = _total([read(h, t) for a, b in _ranges(hosts) for h in range(a, b + 1)]) \
                 - self._job_start_energy.pop(job_id, 0.0)
             if update:
                 for a, b in _ranges(hosts):

@@ -62,6 +62,14 @@ def _csv_quote(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
 
 
+def fixed6(value) -> str:
+    """``value`` with 6 decimals, as Batsim prints its (long double) energies: a long double is
+    rounded from its own digits, not through a double, whose rounding can move the last one."""
+    if isinstance(value, np.longdouble):
+        return np.format_float_positional(value, precision=6, unique=False, fractional=True, trim="k")
+    return "%.6f" % value
+
+
 class OutputWriters:
     """Writers of every Batsim output file for one run, prefix ``prefix``.
 
@@ -141,8 +149,7 @@ class OutputWriters:
         else:
             epower = "%f" % float((energy - last[1]) / (np.longdouble(t) - np.longdouble(last[0])))
         self._last_energy = (t, energy)
-        text = np.format_float_positional(energy, precision=6, unique=False, fractional=True, trim="k")
-        self._energy.write("%f,%s,%s,%f,%s\n" % (t, text, kind, wattmin, epower))
+        self._energy.write("%f,%s,%s,%f,%s\n" % (t, fixed6(energy), kind, wattmin, epower))
 
     # ------------------------------------------------------------ rows from the engine
 
@@ -177,10 +184,10 @@ class OutputWriters:
         turnaround = finish_time - submission_time
         stretch = turnaround / execution
         success = final_state == SUCCESS
-        self._jobs_file.write("%s,%s,%s,%.6f,%s,%.6f,%d,%s,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%s,%.6f,%s\n" % (
+        self._jobs_file.write("%s,%s,%s,%.6f,%s,%.6f,%d,%s,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%s,%s,%s\n" % (
             job_id, workload_name, profile, submission_time, requested_number_of_resources, requested_time,
             success, final_state, starting_time, execution, finish_time, waiting, turnaround, stretch,
-            self._hosts(allocated_resources), consumed_energy, quoted))
+            self._hosts(allocated_resources), fixed6(consumed_energy), quoted))
         # Batsim's figures (see _schedule_line), accumulated in finishing order.
         self._nb_success += success
         slowdown = stretch
