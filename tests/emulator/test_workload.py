@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 import pytest
 
@@ -165,3 +166,9 @@ def test_unreadable_workload_files_are_named(tmp_path, content, match):
         upgrade_workload_file(path, tmp_path / "out.json")
     with pytest.raises(EmulatorError, match="cannot read it"):
         load_workload(tmp_path / "missing.json", "w0", nb_hosts=4)
+
+
+@pytest.mark.parametrize("path", sorted((Path(__file__).parents[2] / "workloads").glob("*.json")), ids=lambda p: p.name)
+def test_shipped_workloads_pass_batsims_checks(path):
+    nb_res = json.loads(path.read_text())["nb_res"]
+    assert load_workload(path, "w0", nb_hosts=nb_res).jobs
