@@ -121,7 +121,7 @@ class Machines:
         self._pstate = [h.default_pstate for h in self.hosts]
         self._target = [-1] * n            # pstate a switching host will end in
         self._jobs = [0] * n               # number of jobs running on the host
-        self._load = [0.0] * n             # SimGrid cpu load fraction
+        self._load = [0.0] * n             # SimGrid cpu load, in cores (see _set_load)
         self._since = [start_time] * n     # when the host entered its state
         self._counts = [0] * 6
         self._counts[IDLE] = n
@@ -276,8 +276,11 @@ class Machines:
             self._host_energy[h] += (power(host.pstates[0], 0.0) - self._watts[h]) * (t - self._host_t[h])
 
     def _set_load(self, h: int, load: float) -> None:
+        """``load``: the host's load in cores (1.0: a job's task computing on it).  SimGrid's
+        energy plugin divides it by the host's core count: a 12-core host running one task draws
+        epsilon + (all_cores - epsilon) / 12."""
         self._load[h] = load
-        self._watts[h] = power(self.hosts[h].pstates[self._sg_pstate[h]], load)
+        self._watts[h] = power(self.hosts[h].pstates[self._sg_pstate[h]], min(load / self.hosts[h].core_count, 1.0))
 
     def hosts_energy(self, t: float, hosts) -> np.longdouble:
         """Energy (J) of ``hosts`` read at ``t`` (each one updated), summed as Batsim sums a job's
