@@ -634,7 +634,8 @@ class Engine:
     def _delete_profiles(self) -> None:
         """Batsim sends the message, then deletes the ended jobs' profiles (composed ones with
         their sub-profiles): they stay known by name, but a REGISTER_JOB naming one aborts."""
-        for job in self._ended:
+        ended = self._ended or []
+        for job in ended:
             wl = self.workloads[job.workload]
             todo = [job.profile]
             while todo:
@@ -642,7 +643,7 @@ class Engine:
                 if name not in wl.deleted:
                     wl.deleted.add(name)
                     todo.extend(wl.profiles[name].seq)
-        self._ended.clear()
+        ended.clear()
 
     def _next_put(self, reply: _Reply):
         """The request-reply actor's next put: decision ``k`` at its timestamp, then "ready" at the

@@ -496,7 +496,7 @@ class Machines:
         energy at the last job completion (schedule.csv's consumed_joules).
         """
         jobs, state, since = self._jobs, self._state, self._since
-        energy = -1.0
+        energy: float | np.longdouble = -1.0
         if self.energy_enabled:
             if job_id == self._held_job:     # it ends as it starts: its actor's start rows first
                 self.write_held_rows()

@@ -39,7 +39,7 @@ class Job:
     metadata: str = ""
     token: int = 0               # invalidates scheduled end events after a kill
     kill_requested: bool = False
-    energy: float = -1.0
+    energy: Any = -1.0           # J, -1 without -E; with it a long double (machines.job_ended)
     # While running (see the engine): walltime left as Batsim counts it (-1: none), the task
     # being executed, when it started, and its SimGrid actions (cancelled on a kill).
     remaining: float = -1.0
