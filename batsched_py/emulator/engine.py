@@ -198,6 +198,7 @@ class Engine:
         self._first_submission = options.energy
         self._ready_put = (self._on_ready, None)
         self._out: list[p.Event] = []          # events buffered for the next request
+        self._step_actions: list[Action] = []    # the actions ending in this SimGrid step
         # Jobs whose JOB_COMPLETED is in _out: Batsim deletes their profiles once it is sent,
         # unless --enable-profile-reuse (None then).
         self._ended: Optional[list[Job]] = None if options.profile_reuse else []
@@ -395,7 +396,12 @@ class Engine:
                     if older:
                         soon = [a for a in soon if a.seq > self._message_seq]
             elif loopback and mailbox[0][0] not in self._compute_host_senders:
+                self._message_seq = tl.last_seq + 1
                 soon = self._transfer(self._loopback_rate)
+                if soon:
+                    older = [a for a in soon if a.seq < self._message_seq]
+                    if older:
+                        soon = [a for a in soon if a.seq > self._message_seq]
             else:
                 # Receiving this message is a zero-delta SimGrid step: sub-precision sleeps and
                 # zero-work executions end with it.
@@ -408,6 +414,7 @@ class Engine:
                 self._ended_energy(soon)
             handler, payload = popleft()
             earlier = len(mailbox)     # put in earlier rounds: the server's check sees them
+            self._step_actions = (older or []) + (soon or [])
             if older:
                 self._wake(older)
             follow = handler(payload)
@@ -470,6 +477,7 @@ class Engine:
             self._touched.clear()
         if self._energy:
             self._ended_energy(ended)
+        self._step_actions = ended
         self._wake(ended)
         if self._readers:
             self._settle_reads()
@@ -896,7 +904,10 @@ class Engine:
         consumed_energy.csv row) before its put.  ``cut``: a computation cut by the walltime
         keeps loading the hosts until the actor ends (_on_end)."""
         t = self.tl.now
-        job.energy = self.machines.job_ended(t, job.id, job.alloc, False)
+        switch_ended = self._switch_ended
+        reaching = [a.item[1][1] for a in self._step_actions
+                    if a.item is not None and a.item[0] == switch_ended] if self._energy else ()
+        job.energy = self.machines.job_ended(t, job.id, job.alloc, False, reaching)
         job.ended = True
         end = (self._on_end, (job, job.token, state, rc, cut))
         if self._energy:

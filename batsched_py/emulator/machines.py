@@ -28,6 +28,7 @@ pstate)``; a compute->compute pstate change is immediate.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 from enum import Enum
 import numpy as np
 from procset import ProcSet
@@ -359,10 +360,16 @@ class Machines:
         if self._energy_first_submission is None:
             self._energy_first_submission = self.consumed_energy(t)
 
-    def wattmin(self) -> float:
+    def wattmin(self, reaching: Sequence[int] = ()) -> float:
         """Batsim's ``wattmin`` column: the sum over hosts of SimGrid's wattmin (epsilon) at the
-        host's current SimGrid pstate."""
+        host's current SimGrid pstate; ``reaching``: hosts whose switch actor, woken in this
+        round, is about to set its target pstate (counted at it if still switching)."""
         hosts, pstate = self.hosts, self._sg_pstate
+        if reaching:
+            pstate = list(pstate)
+            for h in reaching:
+                if self._state[h] in (SW_ON, SW_OFF):
+                    pstate[h] = self._target[h]
         return sum(hosts[h].pstates[pstate[h]].epsilon for h in range(len(hosts)))
 
     def _energy_row(self, t: float, kind: str) -> None:
@@ -484,7 +491,8 @@ class Machines:
             for h in range(a, b + 1):
                 self._set_load(h, load)
 
-    def job_ended(self, t: float, job_id: str, hosts: ProcSet, update: bool = True) -> float | np.longdouble:
+    def job_ended(self, t: float, job_id: str, hosts: ProcSet, update: bool = True,
+                  reaching: Sequence[int] = ()) -> float | np.longdouble:
         """The job on ``hosts`` ends (any final state) at ``t``.
 
         Returns its consumed energy in J (energy drawn by its hosts between
@@ -493,7 +501,9 @@ class Machines:
         job's actor ends it: the energies are read without updating the hosts (the
         engine counts its reads' simcalls with read_energy, which updates them) and
         the engine sets the hosts' load (job_load_changed).  The ``e`` row's total is Batsim's
-        energy at the last job completion (schedule.csv's consumed_joules).
+        energy at the last job completion (schedule.csv's consumed_joules).  The actor writes
+        that row after its reads' simcalls, once the switch actors woken in the same round set
+        their pstate (their first simcall): ``reaching``, their hosts.
         """
         jobs, state, since = self._jobs, self._state, self._since
         energy: float | np.longdouble = -1.0
@@ -533,7 +543,7 @@ class Machines:
                 total = _total([self._peek(h, t) for h in range(len(state))])
             self._energy_last_completion = float(total)
             if self.writers is not None:
-                self.writers.energy_row(t, total, "e", self.wattmin())
+                self.writers.energy_row(t, total, "e", self.wattmin(reaching))
         self._states_row(t)
         return energy
 
