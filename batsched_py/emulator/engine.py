@@ -199,6 +199,10 @@ class Engine:
         self._first_submission = options.energy
         self._ready_put = (self._on_ready, None)
         self._out: list[p.Event] = []          # events buffered for the next request
+        self._step_actions: list[Action] = []    # the actions ending in this SimGrid step
+        # Jobs whose JOB_COMPLETED is in _out: Batsim deletes their profiles once it is sent,
+        # unless --enable-profile-reuse (None then).
+        self._ended: Optional[list[Job]] = None if options.profile_reuse else []
         self._ready = False
         self._end_sent = False
         self._done = False
@@ -412,7 +416,12 @@ class Engine:
                     if older:
                         soon = [a for a in soon if a.seq > self._message_seq]
             elif loopback and mailbox[0][0] not in self._compute_host_senders:
+                self._message_seq = tl.last_seq + 1
                 soon = self._transfer(self._loopback_rate)
+                if soon:
+                    older = [a for a in soon if a.seq < self._message_seq]
+                    if older:
+                        soon = [a for a in soon if a.seq > self._message_seq]
             else:
                 # Receiving this message is a zero-delta SimGrid step: sub-precision sleeps and
                 # zero-work executions end with it.
@@ -425,6 +434,7 @@ class Engine:
                 self._ended_energy(soon)
             handler, payload = popleft()
             earlier = len(mailbox)     # put in earlier rounds: the server's check sees them
+            self._step_actions = (older or []) + (soon or [])
             if older:
                 self._wake(older)
             follow = handler(payload)
@@ -487,6 +497,7 @@ class Engine:
             self._touched.clear()
         if self._energy:
             self._ended_energy(ended)
+        self._step_actions = ended
         self._wake(ended)
         if self._readers:
             self._settle_reads()
@@ -618,6 +629,8 @@ class Engine:
         self._asked_at = now = self._stamp()
         request = p.Message(now, tuple(self._out))
         self._out = []
+        if self._ended:
+            self._delete_profiles()
         self._ready = False
         self.messages += 1
         return request
@@ -646,6 +659,20 @@ class Engine:
         if not events and not reply_now > self.tl.now:
             return self._ready_put          # the usual empty reply: "ready" at once
         return self._next_put(_Reply(events, reply_now, index))
+
+    def _delete_profiles(self) -> None:
+        """Batsim sends the message, then deletes the ended jobs' profiles (composed ones with
+        their sub-profiles): they stay known by name, but a REGISTER_JOB naming one aborts."""
+        ended = self._ended or []
+        for job in ended:
+            wl = self.workloads[job.workload]
+            todo = [job.profile]
+            while todo:
+                name = todo.pop()
+                if name not in wl.deleted:
+                    wl.deleted.add(name)
+                    todo.extend(wl.profiles[name].seq)
+        ended.clear()
 
     def _next_put(self, reply: _Reply):
         """The request-reply actor's next put: decision ``k`` at its timestamp, then "ready" at the
@@ -789,6 +816,8 @@ class Engine:
         job.state, job.return_code, job.finish = state, rc, t
         self.nb_running -= 1
         self.nb_completed += 1
+        if self._ended is not None:
+            self._ended.append(job)
         if self.writers is not None:  # _record, inlined
             self.writers.job_row(job.name, job.workload, job.profile, job.subtime, job.res,
                                  -1.0 if job.walltime is None else job.walltime, state, job.start, t,
@@ -896,7 +925,10 @@ class Engine:
         consumed_energy.csv row) before its put.  ``cut``: a computation cut by the walltime
         keeps loading the hosts until the actor ends (_on_end)."""
         t = self.tl.now
-        job.energy = self.machines.job_ended(t, job.id, job.alloc, False)
+        switch_ended = self._switch_ended
+        reaching = [a.item[1][1] for a in self._step_actions
+                    if a.item is not None and a.item[0] == switch_ended] if self._energy else ()
+        job.energy = self.machines.job_ended(t, job.id, job.alloc, False, reaching)
         job.ended = True
         end = (self._on_end, (job, job.token, state, rc, cut))
         if self._energy:
@@ -1091,6 +1123,10 @@ class Engine:
         if e.job is None:
             raise EmulatorError(f"{where}: REGISTER_JOB without a job description")
         raw = e.job.to_data()
+        if raw.get("profile") in wl.deleted:
+            raise EmulatorError(f"{where}: job {e.job_id!r} uses profile {raw['profile']!r}, which existed some time "
+                                "ago but is no longer accessible: Batsim 4.2.1 deletes a job's profile once it has "
+                                "sent the job's JOB_COMPLETED, unless --enable-profile-reuse, and aborts here")
         raw.setdefault("subtime", self.tl.now)
         job = make_job(wl, raw, where, full_id=e.job_id)
         bad = unsupported_part(wl.profiles[job.profile], wl.profiles)

@@ -28,6 +28,7 @@ pstate)``; a compute->compute pstate change is immediate.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 from enum import Enum
 import numpy as np
 from procset import ProcSet
@@ -121,14 +122,14 @@ class Machines:
         self._pstate = [h.default_pstate for h in self.hosts]
         self._target = [-1] * n            # pstate a switching host will end in
         self._jobs = [0] * n               # number of jobs running on the host
-        self._load = [0.0] * n             # SimGrid cpu load fraction
+        self._load = [0.0] * n             # SimGrid cpu load, in cores (see _set_load)
         self._since = [start_time] * n     # when the host entered its state
         self._counts = [0] * 6
         self._counts[IDLE] = n
         self._time_in = [0.0] * 6
         self._nb_grouped_switches = 0
         self._nb_machine_switches = 0
-        self._job_start_energy: dict[str, float] = {}
+        self._job_start_energy: dict[str, np.longdouble] = {}
         self._reached: set[int] = set()    # switched (switch_reached), switch_done to come
         # Rows of this round's job actors and server, written once the round's woken actors
         # ran (write_held_rows): (t, energy read at a job start, None) or (t, None, hosts of a
@@ -276,15 +277,19 @@ class Machines:
             self._host_energy[h] += (power(host.pstates[0], 0.0) - self._watts[h]) * (t - self._host_t[h])
 
     def _set_load(self, h: int, load: float) -> None:
+        """``load``: the host's load in cores (1.0: a job's task computing on it).  SimGrid's
+        energy plugin divides it by the host's core count: a 12-core host running one task draws
+        epsilon + (all_cores - epsilon) / 12."""
         self._load[h] = load
-        self._watts[h] = power(self.hosts[h].pstates[self._sg_pstate[h]], load)
+        self._watts[h] = power(self.hosts[h].pstates[self._sg_pstate[h]], min(load / self.hosts[h].core_count, 1.0))
 
-    def hosts_energy(self, t: float, hosts) -> float:
-        """Energy (J) of ``hosts`` read at ``t`` (each one updated)."""
+    def hosts_energy(self, t: float, hosts) -> np.longdouble:
+        """Energy (J) of ``hosts`` read at ``t`` (each one updated), summed as Batsim sums a job's
+        hosts: in long double (see _total)."""
         if self._creation_power:
             self._leave_creation_power(t)
         update = self._update
-        return sum([update(h, t) for a, b in _ranges(hosts) for h in range(a, b + 1)])
+        return _total([update(h, t) for a, b in _ranges(hosts) for h in range(a, b + 1)])
 
     def read_energy(self, t: float, readers: list, touched: dict[int, int]) -> list[int]:
         """The energy reads of one SimGrid scheduling round at ``t``.  Each reader is an actor
@@ -355,10 +360,16 @@ class Machines:
         if self._energy_first_submission is None:
             self._energy_first_submission = self.consumed_energy(t)
 
-    def wattmin(self) -> float:
+    def wattmin(self, reaching: Sequence[int] = ()) -> float:
         """Batsim's ``wattmin`` column: the sum over hosts of SimGrid's wattmin (epsilon) at the
-        host's current SimGrid pstate."""
+        host's current SimGrid pstate; ``reaching``: hosts whose switch actor, woken in this
+        round, is about to set its target pstate (counted at it if still switching)."""
         hosts, pstate = self.hosts, self._sg_pstate
+        if reaching:
+            pstate = list(pstate)
+            for h in reaching:
+                if self._state[h] in (SW_ON, SW_OFF):
+                    pstate[h] = self._target[h]
         return sum(hosts[h].pstates[pstate[h]].epsilon for h in range(len(hosts)))
 
     def _energy_row(self, t: float, kind: str) -> None:
@@ -480,7 +491,8 @@ class Machines:
             for h in range(a, b + 1):
                 self._set_load(h, load)
 
-    def job_ended(self, t: float, job_id: str, hosts: ProcSet, update: bool = True) -> float:
+    def job_ended(self, t: float, job_id: str, hosts: ProcSet, update: bool = True,
+                  reaching: Sequence[int] = ()) -> float | np.longdouble:
         """The job on ``hosts`` ends (any final state) at ``t``.
 
         Returns its consumed energy in J (energy drawn by its hosts between
@@ -489,17 +501,20 @@ class Machines:
         job's actor ends it: the energies are read without updating the hosts (the
         engine counts its reads' simcalls with read_energy, which updates them) and
         the engine sets the hosts' load (job_load_changed).  The ``e`` row's total is Batsim's
-        energy at the last job completion (schedule.csv's consumed_joules).
+        energy at the last job completion (schedule.csv's consumed_joules).  The actor writes
+        that row after its reads' simcalls, once the switch actors woken in the same round set
+        their pstate (their first simcall): ``reaching``, their hosts.
         """
         jobs, state, since = self._jobs, self._state, self._since
-        energy = -1.0
+        energy: float | np.longdouble = -1.0
         if self.energy_enabled:
             if job_id == self._held_job:     # it ends as it starts: its actor's start rows first
                 self.write_held_rows()
             if self._creation_power:
                 self._leave_creation_power(t)
             read = self._update if update else self._peek
-            energy = sum([read(h, t) for a, b in _ranges(hosts) for h in range(a, b + 1)]) \
+            # Batsim: the long double sum of its hosts' energies now, minus the one at its start.
+            energy = _total([read(h, t) for a, b in _ranges(hosts) for h in range(a, b + 1)]) \
                 - self._job_start_energy.pop(job_id, 0.0)
             if update:
                 for a, b in _ranges(hosts):
@@ -528,7 +543,7 @@ class Machines:
                 total = _total([self._peek(h, t) for h in range(len(state))])
             self._energy_last_completion = float(total)
             if self.writers is not None:
-                self.writers.energy_row(t, total, "e", self.wattmin())
+                self.writers.energy_row(t, total, "e", self.wattmin(reaching))
         self._states_row(t)
         return energy
 

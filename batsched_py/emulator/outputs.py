@@ -55,10 +55,19 @@ SCHEDULE_COLUMNS = ("batsim_version,consumed_joules,makespan,max_slowdown,max_tu
                     "time_sleeping,time_switching_off,time_switching_on,time_unavailable")
 SUCCESS = "COMPLETED_SUCCESSFULLY"
 REJECTED = "REJECTED"
+NULL_TIME_RUNTIME = 1e-5  # what Batsim writes as the runtime of a job that ran in no time
 
 
 def _csv_quote(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
+
+
+def fixed6(value) -> str:
+    """``value`` with 6 decimals, as Batsim prints its (long double) energies: a long double is
+    rounded from its own digits, not through a double, whose rounding can move the last one."""
+    if isinstance(value, np.longdouble):
+        return np.format_float_positional(value, precision=6, unique=False, fractional=True, trim="k")
+    return "%.6f" % value
 
 
 class OutputWriters:
@@ -140,8 +149,7 @@ class OutputWriters:
         else:
             epower = "%f" % float((energy - last[1]) / (np.longdouble(t) - np.longdouble(last[0])))
         self._last_energy = (t, energy)
-        text = np.format_float_positional(energy, precision=6, unique=False, fractional=True, trim="k")
-        self._energy.write("%f,%s,%s,%f,%s\n" % (t, text, kind, wattmin, epower))
+        self._energy.write("%f,%s,%s,%f,%s\n" % (t, fixed6(energy), kind, wattmin, epower))
 
     # ------------------------------------------------------------ rows from the engine
 
@@ -166,17 +174,23 @@ class OutputWriters:
                 requested_time, quoted))
             return
         execution = finish_time - starting_time
+        if execution == 0.0:
+            # Batsim: "Job computed in null time. Putting epsilon instead." It writes that
+            # runtime, and start + runtime as the finish time (a job killed as it starts, a
+            # zero delay), in this file and in schedule.csv's figures.
+            execution = NULL_TIME_RUNTIME
+            finish_time = starting_time + execution
         waiting = starting_time - submission_time
         turnaround = finish_time - submission_time
-        stretch = turnaround / execution if execution > 0 else 0.0
+        stretch = turnaround / execution
         success = final_state == SUCCESS
-        self._jobs_file.write("%s,%s,%s,%.6f,%s,%.6f,%d,%s,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%s,%.6f,%s\n" % (
+        self._jobs_file.write("%s,%s,%s,%.6f,%s,%.6f,%d,%s,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%s,%s,%s\n" % (
             job_id, workload_name, profile, submission_time, requested_number_of_resources, requested_time,
             success, final_state, starting_time, execution, finish_time, waiting, turnaround, stretch,
-            self._hosts(allocated_resources), consumed_energy, quoted))
+            self._hosts(allocated_resources), fixed6(consumed_energy), quoted))
         # Batsim's figures (see _schedule_line), accumulated in finishing order.
         self._nb_success += success
-        slowdown = turnaround / execution if finish_time > starting_time else 0.0
+        slowdown = stretch
         self._sum_slowdown += slowdown
         self._sum_turnaround += turnaround
         self._sum_waiting += waiting

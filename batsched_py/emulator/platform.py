@@ -9,7 +9,8 @@ with links.
 
 Compute-host ids follow Batsim: SimGrid hands hosts over sorted by name
 (plain byte-wise string order: host0, host1, host10, host100, ...), the
-master host (``role=master`` or named ``master_host``) and storage hosts
+master host (``role=master``, or named by ``--master-host``, ``master_host`` by default: Batsim
+appends "master" to that host's role, so a ``role`` property there makes it abort) and storage hosts
 (``role=storage``) are set aside, the remaining ones get ids 0..n-1 in that
 order, and ``--mmax N`` keeps only the first N of them.
 """
@@ -28,6 +29,7 @@ from .network import (DEFAULT_LOOPBACK_BW, NotModelled, Route, Unroutable, messa
 
 __all__ = [
     "PlatformError",
+    "NoMasterHost",
     "PState",
     "SleepSpec",
     "Host",
@@ -58,6 +60,10 @@ _SPEED_UNITS = {
 
 class PlatformError(ValueError):
     """Invalid platform; the message names the file, the element and the problem."""
+
+
+class NoMasterHost(PlatformError):
+    """No host is the master: Batsim aborts unless --master-host names one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,18 +223,19 @@ def load_platform(path: str | Path, *, mmax: int = 0, energy: bool = False,
     compute: list[_RawHost] = []
     storage: list[Host] = []
     for r in raw:
-        role = r.props.get("role", "")
-        if role == "master" or (master is None and r.name == master_host and role == ""):
+        role = _batsim_role(r, master_host, path)
+        if role == "master":
             if master is not None:
-                raise PlatformError(f"{path}: host {r.name!r}: second master host "
-                                    f"(already {master.name!r})")
+                raise PlatformError(f"{path}: {r.element}: second master host (already {master.name!r}); "
+                                    "real Batsim 4.2.1 aborts: 'There are two master hosts'")
             master = r
         elif role == "storage":
             storage.append(_build_host(r, -1, path, energy))
         else:
             compute.append(r)
     if master is None:
-        raise PlatformError(f"{path}: no master host (role=master or named {master_host!r})")
+        raise NoMasterHost(f"{path}: no master host (role=master or named {master_host!r}); real Batsim "
+                            "4.2.1 aborts: 'Cannot find the \"master\" role in the platform file'")
     if mmax < 0:
         raise PlatformError(f"{path}: --mmax must be >= 0, got {mmax}")
     if mmax and len(compute) > mmax:
@@ -258,6 +265,24 @@ def load_platform(path: str | Path, *, mmax: int = 0, energy: bool = False,
     return Platform(path=path, hosts=hosts, master_host=master.name, storage_hosts=tuple(storage),
                     master_loopback_bw=loopback_bw, routes=routes, master_route=master_route,
                     network_note=note)
+
+
+_ROLES = ("", "master", "compute_node", "storage")   # Batsim 4.2.1's roles ("": compute node)
+
+
+def _batsim_role(r: _RawHost, master_host: str, path: str) -> str:
+    """The role Batsim gives the host: its ``role`` property, and "master" for the host that
+    --master-host names, appended after a comma when it has one. A role that is not one of
+    Batsim's makes Batsim abort (an uncaught exception), "master,master" included."""
+    role = r.props.get("role", "")
+    if r.name == master_host:
+        role = f"{role},master" if role else "master"
+    if role not in _ROLES:
+        hint = (f"; Batsim makes the host named by --master-host ({master_host!r}) the master itself, so that "
+                "host must carry no role property" if r.name == master_host else "")
+        raise PlatformError(f"{path}: {r.element}: real Batsim 4.2.1 aborts: cannot create any role from "
+                            f"string description {role!r} (roles: master, compute_node, storage){hint}")
+    return role
 
 
 def compute_resources_json(platform: Platform) -> list[dict]:

@@ -253,7 +253,7 @@ def _outcome(j) -> JobOutcome:
                       -1.0 if j.walltime is None else j.walltime, j.state,
                       j.start if started else -1.0,
                       (j.finish - j.start) if started and j.finish >= 0 else -1.0,
-                      j.finish, j.alloc, j.energy, j.metadata)
+                      j.finish, j.alloc, float(j.energy), j.metadata)
 
 
 def simulate(platform: str | Path, workloads: Sequence[str | Path], scheduler: Any, *,

@@ -6,7 +6,8 @@ extra fields included).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
@@ -38,7 +39,7 @@ class Job:
     metadata: str = ""
     token: int = 0               # invalidates scheduled end events after a kill
     kill_requested: bool = False
-    energy: float = -1.0
+    energy: Any = -1.0           # J, -1 without -E; with it a long double (machines.job_ended)
     # While running (see the engine): walltime left as Batsim counts it (-1: none), the task
     # being executed, when it started, and its SimGrid actions (cancelled on a kill).
     remaining: float = -1.0
@@ -55,6 +56,7 @@ class Workload:
     nb_res: int
     jobs: list[Job]
     profiles: dict[str, Profile]
+    deleted: set[str] = field(default_factory=set)   # profiles Batsim deleted (see the engine)
 
     def profiles_json(self) -> dict[str, Any]:
         """SIMULATION_BEGINS' profiles: Batsim lists those its jobs use (composed ones included)."""
@@ -88,18 +90,13 @@ def _job(workload: Workload, raw: Any, full_id: Optional[str],
         raise _Invalid("a job must be a JSON object")
     get = raw.get
     jid = get("id")
-    if jid.__class__ is str:
-        name = jid
-        if "!" in name:
-            name = name.split("!", 1)[1]
-    elif jid.__class__ is int:
-        name = str(jid)
-    else:
+    if jid.__class__ is not str and jid.__class__ is not int:
         raise _Invalid(f"job 'id' must be a string or an integer, got {jid!r}")
-    if full_id is not None:
-        name = full_id.split("!", 1)[1]
     wname = workload.name
+    name = _job_name(str(jid), wname) if full_id is None else full_id.split("!", 1)[1]
     full = wname + "!" + name
+    if "subtime" not in raw:
+        raise _Invalid(f"job {full!r} has no 'subtime' field (Batsim 4.2.1 aborts)")
     res = get("res")
     if res.__class__ is not int or res < 1:
         raise _Invalid(f"job {full!r}: 'res' must be a positive integer, got {res!r}")
@@ -112,8 +109,12 @@ def _job(workload: Workload, raw: Any, full_id: Optional[str],
     profile = get("profile")
     if profile.__class__ is not str:
         raise _Invalid(f"job {full!r}: 'profile' must be a string")
-    if profile not in workload.profiles:
+    used = workload.profiles.get(profile)
+    if used is None:
         raise _Invalid(f"job {full!r}: unknown profile {profile!r} in workload {wname!r}")
+    if used.type == "parallel" and len(used.data["cpu"]) != res:
+        raise _Invalid(f"job {full!r} requests {res} hosts but its parallel profile {profile!r} has "
+                       f"{len(used.data['cpu'])} cpu entries, one per host: Batsim 4.2.1 aborts")
     # What JobDescription.from_data would give for the file's object with the full id (checked above).
     if len(raw) > 5 or "subtime" not in raw or "walltime" not in raw:
         extra = {k: v for k, v in raw.items() if k not in _keys}
@@ -121,6 +122,38 @@ def _job(workload: Workload, raw: Any, full_id: Optional[str],
         extra = {}
     desc = _desc(full, res, profile, get("subtime"), get("walltime"), extra)
     return _new(full, wname, name, float(subtime), res, None if walltime == -1 else float(walltime), profile, desc)
+
+
+_BANGS = re.compile("!+")
+
+
+def _job_name(text: str, wname: str) -> str:
+    """The name Batsim 4.2.1 gives a workload file's job of id ``text``: an id in which the
+    workload's name appears (anywhere) is split at runs of '!' and must be WORKLOAD!NAME; any
+    other id is the name itself, which must not contain a '!'."""
+    if wname in text:
+        parts = _BANGS.split(text)
+        if len(parts) != 2:
+            raise _Invalid(f"job id {text!r}: Batsim 4.2.1 aborts: an id holding the workload's name "
+                           f"{wname!r} must be two '!'-separated parts, WORKLOAD!NAME, the name without '!'")
+        if parts[0] != wname:
+            raise _Invalid(f"job id {text!r} names workload {parts[0]!r}, not {wname!r}: Batsim 4.2.1 "
+                           "files the job under a workload that does not exist")
+        return parts[1]
+    if "!" in text:
+        raise _Invalid(f"job id {text!r}: Batsim 4.2.1 aborts: a job name must not contain a '!'")
+    return text
+
+
+def _batsim_top_level(data: dict, where: str) -> int:
+    """Batsim 4.2.1's checks of a workload file's top level, in its order; returns nb_res."""
+    if "nb_res" not in data:
+        raise EmulatorError(f"{where}: the 'nb_res' field is missing (Batsim 4.2.1 aborts)")
+    nb_res = nb_res_of(data, where)
+    for key, kind in (("profiles", "object"), ("jobs", "array")):
+        if key not in data:
+            raise EmulatorError(f"{where}: the '{key}' {kind} is missing (Batsim 4.2.1 aborts)")
+    return nb_res
 
 
 def make_job(workload: Workload, raw: Any, where: str, *, full_id: Optional[str] = None) -> Job:
@@ -139,9 +172,9 @@ def unsupported_jobs_error(where: str, profile: Profile, jobs: list[str]) -> Emu
                          f"{'s' if len(jobs) > 1 else ''} {shown}; run this workload with real Batsim")
 
 
-def nb_res_of(data: dict, where: str, default: Optional[int] = None) -> int:
-    """A workload document's ``nb_res`` (``default`` when it has none; None: it must have one)."""
-    nb_res = data.get("nb_res", default)
+def nb_res_of(data: dict, where: str) -> int:
+    """A workload document's ``nb_res``, which Batsim requires: a positive integer."""
+    nb_res = data.get("nb_res")
     if isinstance(nb_res, bool) or not isinstance(nb_res, int) or nb_res < 1:
         raise EmulatorError(f"{where}: 'nb_res' must be a positive integer, got {nb_res!r}")
     return nb_res
@@ -159,7 +192,7 @@ def load_workload(path: str | Path, name: str, *, nb_hosts: int, free_network: b
         data, raw_profiles, raw_jobs = read_workload_file(path)
     except WorkloadError as exc:
         raise EmulatorError(f"{where}: {exc}") from None
-    wl = Workload(name, str(path), nb_res_of(data, where, nb_hosts), [], {})
+    wl = Workload(name, str(path), _batsim_top_level(data, where), [], {})
     for pname, praw in raw_profiles.items():
         wl.profiles[pname] = parse_profile(pname, praw, where, free_network=free_network)
     for pname, p in wl.profiles.items():

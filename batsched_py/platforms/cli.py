@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 
 from ..argtypes import non_negative, non_negative_list, positive, positive_count, positive_list
@@ -51,12 +52,29 @@ def _per_pstate(values: list[float], n: int, name: str) -> list[float]:
     return values
 
 
+def check_like_batsim(path: str, energy: bool) -> None:
+    """Load the written platform with the emulator's reader, which refuses what Batsim 4.2.1's
+    own platform reader refuses (roles, speeds, pstates, routes; with ``energy``, -E's checks)."""
+    from ..emulator.errors import NetworkNotModelledWarning
+    from ..emulator.platform import NoMasterHost, PlatformError as Refused, load_platform
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NetworkNotModelledWarning)
+        try:
+            load_platform(path, energy=energy)
+        except NoMasterHost:      # fine: Batsim's -m/--master-host names the master then
+            print(f"note: {path} has no host named master_host nor one with role=master: run Batsim with "
+                  "-m HOST", file=sys.stderr)
+        except Refused as exc:
+            raise PlatformError(f"{path} was written but Batsim 4.2.1 would refuse it: {exc}") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.command == "upgrade":
             for change in upgrade_platform_file(args.input, args.output):
                 print(change)
+            check_like_batsim(args.output, energy=False)
             return 0
         if args.command == "taurus":
             spec = taurus_cluster(args.nodes, args.off_time, args.on_time)
@@ -69,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
                                   args.off_time, args.off_watts, args.on_time, args.on_watts,
                                   cores=args.cores)
         Path(args.output).write_text(platform_xml(spec))
+        check_like_batsim(args.output, energy=args.command == "taurus" or not args.no_energy)
     except (PlatformError, ValueError, OSError) as exc:
         print(f"platform: error: {exc}", file=sys.stderr)
         return 2

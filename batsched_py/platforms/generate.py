@@ -122,7 +122,9 @@ def platform_xml(spec: ClusterSpec, energy: bool = True, zone_id: str = "AS0") -
              '<platform version="4.1">',
              f'  <zone id={quoteattr(zone_id)} routing="Full">']
     lines += [f"    <prop id={quoteattr(k)} value={quoteattr(v)}/>" for k, v in spec.properties.items()]
-    lines += _host(MASTER_HOST, spec, {"role": "master"}, energy)
+    # No role property on it: Batsim makes the host named master_host the master itself and
+    # aborts on "master,master" when the host also says role=master.
+    lines += _host(MASTER_HOST, spec, {}, energy)
     for i in range(spec.nb_hosts):
         lines += _host(f"{spec.host_prefix}{i}", spec, {}, energy)
     lines += ["  </zone>", "</platform>", ""]

@@ -7,6 +7,8 @@ Changes made (each one reported):
   * ``watt_off`` -> ``wattage_off``;
   * ``<config>`` option names with underscores -> dashes (``contexts/stack_size``
     -> ``contexts/stack-size``), the spelling current SimGrid expects.
+  * ``role=master`` on the host named ``master_host`` is removed: Batsim 4 makes that host the
+    master itself and aborts on the resulting role "master,master".
 ``sleep_pstates`` keeps its name and meaning. Comments are preserved.
 """
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 
 from .read import PlatformError, parse_xml
 
+MASTER_HOST = "master_host"   # Batsim's default --master-host
 PROP_RENAMES = {"watt_per_state": "wattage_per_state", "watt_off": "wattage_off"}
 DOCTYPE = '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">'
 
@@ -49,6 +52,16 @@ def _upgrade_prop(prop: ET.Element, owner: str, source: str, changes: list[str])
         changes.append(f"{owner}: {pid} -> {PROP_RENAMES[pid]}")
 
 
+def _drop_master_role(host: ET.Element, changes: list[str]) -> None:
+    if host.get("id") != MASTER_HOST:
+        return
+    for prop in host.findall("prop"):
+        if prop.get("id") == "role" and prop.get("value") == "master":
+            host.remove(prop)
+            changes.append(f"host id={MASTER_HOST!r}: role=master removed (Batsim 4 gives that host the "
+                           "master role itself and aborts on 'master,master')")
+
+
 def upgrade_tree(tree: ET.ElementTree[ET.Element], source: str = "<platform>") -> list[str]:
     """Upgrade ``tree`` in place and return the list of changes."""
     root = tree.getroot()
@@ -71,6 +84,7 @@ def upgrade_tree(tree: ET.ElementTree[ET.Element], source: str = "<platform>") -
         elif elem.tag == "host":
             for prop in elem.findall("prop"):
                 _upgrade_prop(prop, f"host id={elem.get('id')!r}", source, changes)
+            _drop_master_role(elem, changes)
     return changes
 
 

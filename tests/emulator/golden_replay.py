@@ -1,7 +1,6 @@
 """Helpers to replay golden transcripts: a peer that answers with the recorded replies."""
 from __future__ import annotations
 
-import csv
 import gzip
 import json
 from pathlib import Path
@@ -64,20 +63,3 @@ class Replayer:
         if len(self.sent) != len(self.requests):
             return f"emulator sent {len(self.sent)} messages, recorded {len(self.requests)}"
         return None
-
-
-def read_csv(path: Path, drop=()) -> list[dict]:
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
-    out = []
-    for r in rows:
-        row = {}
-        for k, v in r.items():
-            if k in drop:
-                continue
-            try:
-                row[k] = round(float(v), 4)
-            except ValueError:
-                row[k] = v
-        out.append(row)
-    return out

@@ -1,5 +1,6 @@
 """Bad decisions end the run like Batsim aborts: EmulatorError naming the decision and the rule,
 and the outputs written so far are flushed and marked incomplete."""
+import csv
 import json
 
 import pytest
@@ -205,3 +206,57 @@ def test_computation_ending_at_its_walltime_completes(tmp_path):
     ex = scripted(None, lambda r: [p.ExecuteJob(r.now, "w0!1", ProcSet((0, 1)))])
     res = run_engine(PLATFORM, [path], ex)
     assert res.jobs["w0!1"].final_state == "COMPLETED_SUCCESSFULLY" and res.jobs["w0!1"].finish_time == 10.0
+
+
+def _reuse_after_completion(profiles: dict, reused: str):
+    """Registers dyn!a (profile "top") and runs it; in the reply to its JOB_COMPLETED, registers
+    dyn!b with profile ``reused`` and runs it; then ends the registrations."""
+    def exchange(req):
+        events = []
+        for e in req.events:
+            if e.TYPE == "SIMULATION_BEGINS":
+                events += [p.RegisterProfile(req.now, "dyn", name, data) for name, data in profiles.items()]
+                events += [p.RegisterJob(req.now, "dyn!a", p.JobDescription("a", 1, "top", 0.0)),
+                           p.ExecuteJob(req.now, "dyn!a", ProcSet(2))]
+            elif e.TYPE == "JOB_SUBMITTED":
+                events.append(p.ExecuteJob(req.now, e.job_id, ProcSet((0, 1))))
+            elif e.TYPE == "JOB_COMPLETED" and e.job_id == "dyn!a":
+                events += [p.RegisterJob(req.now, "dyn!b", p.JobDescription("b", 1, reused, req.now)),
+                           p.ExecuteJob(req.now, "dyn!b", ProcSet(2))]
+            elif e.TYPE == "JOB_COMPLETED" and e.job_id == "dyn!b":
+                events.append(p.Notify(req.now, "registration_finished"))
+        return p.Message(req.now, tuple(events))
+    return exchange
+
+
+COMPOSED = {"d": {"type": "delay", "delay": 1}, "top": {"type": "composed", "seq": ["d"]}}
+
+
+@pytest.mark.parametrize("profiles,reused", [({"top": {"type": "delay", "delay": 1}}, "top"),
+                                             (COMPOSED, "top"), (COMPOSED, "d")])
+def test_profile_of_an_ended_job_is_deleted(tmp_path, profiles, reused):
+    """Batsim 4.2.1 deletes an ended job's profile (a composed one with its sub-profiles) once
+    the JOB_COMPLETED is sent; a REGISTER_JOB naming it then aborts Batsim."""
+    fails(tmp_path, _reuse_after_completion(profiles, reused), "REGISTER_JOB", "'dyn!b'", f"profile {reused!r}",
+          "no longer accessible", "--enable-profile-reuse", options=EngineOptions(dynamic_jobs=True))
+
+
+@pytest.mark.parametrize("profiles,reused", [({"top": {"type": "delay", "delay": 1}}, "top"), (COMPOSED, "d")])
+def test_profile_reuse_keeps_profiles(tmp_path, profiles, reused):
+    res = run(tmp_path, _reuse_after_completion(profiles, reused),
+              options=EngineOptions(dynamic_jobs=True, profile_reuse=True))
+    assert res.complete and res.jobs["dyn!b"].final_state == "COMPLETED_SUCCESSFULLY"
+
+
+def test_job_killed_as_it_starts_gets_batsims_epsilon_runtime(tmp_path):
+    """Batsim writes a job that ran in no time with runtime 1e-5 ("Putting epsilon instead"):
+    execution_time 0.000010, finish_time start + 1e-5, and the stretch and schedule figures
+    that follow from them."""
+    ex = scripted(None, lambda r: [p.ExecuteJob(r.now, "w0!1", ProcSet((0, 1))), p.KillJob(r.now, ("w0!1",))])
+    res = run(tmp_path, ex, jobs=[{"id": "1", "subtime": 5, "res": 2, "profile": "d"}])
+    assert res.jobs["w0!1"].final_state == "COMPLETED_KILLED"
+    row = next(csv.DictReader(open(tmp_path / "out_jobs.csv")))
+    assert (row["starting_time"], row["execution_time"], row["finish_time"], row["stretch"]) == \
+        ("5.000000", "0.000010", "5.000010", "1.000000")
+    schedule = next(csv.DictReader(open(tmp_path / "out_schedule.csv")))
+    assert (schedule["makespan"], schedule["max_slowdown"]) == ("5.000010", "1.000000")

@@ -7,28 +7,8 @@ import pytest
 from batsched_py.emulator import run_engine
 from batsched_py.emulator.cli import batsim_args_to_kwargs
 
-from golden_replay import GOLDEN, Replayer, cases, meta, read_csv, transcript
-
-DROP = ("simulation_time", "scheduling_time")
-
-
-def comparable_energy_rows(rows: list[dict]) -> list[dict]:
-    """consumed_energy.csv rows with ``epower`` made comparable.  Batsim computes it as
-    (E - E_prev) / (t - t_prev) from a long double sum over every host: where the previous row
-    has the same printed time the two dates are a few ulps apart and the quotient is rounding
-    noise (Batsim prints 3328, 8192, 11605.33... for an instantaneous ~12160 W), and elsewhere
-    the sum's rounding moves it by up to ~1e-5 W.  Those are dropped / compared at 1e-3 W."""
-    out, previous = [], None
-    for r in rows:
-        r = dict(r)
-        if r["time"] == previous or r["epower"] == "NA":
-            r["epower"] = "NA"
-        else:
-            r["epower"] = round(float(r["epower"]), 3)
-        previous = r["time"]
-        out.append(r)
-    return out
-
+from golden_replay import GOLDEN, Replayer, cases, meta, transcript
+from helpers import OUTPUTS, output_differences
 
 def replay(case: str, out: Path) -> Replayer:
     rep = Replayer(transcript(case))
@@ -44,24 +24,9 @@ def replay(case: str, out: Path) -> Replayer:
 
 
 def csv_differences(case: str, prefix: Path) -> list[str]:
-    diffs = []
-    for name in ("jobs", "machine_states", "consumed_energy", "pstate_changes", "schedule"):
-        golden = GOLDEN / case / f"out_{name}.csv"
-        if not golden.exists():
-            continue
-        mine = Path(f"{prefix}_{name}.csv")
-        if not mine.exists():
-            diffs.append(f"{name}: missing")
-            continue
-        a, b = read_csv(golden, DROP), read_csv(mine, DROP)
-        if name == "consumed_energy":
-            a, b = comparable_energy_rows(a), comparable_energy_rows(b)
-        if name == "jobs":
-            a, b = (sorted(x, key=lambda r: str(r["job_id"])) for x in (a, b))
-        if a != b:
-            first = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-            diffs.append(f"{name}: first difference at row {first}")
-    return diffs
+    diffs = [output_differences(GOLDEN / case / f"out_{name}.csv", Path(f"{prefix}_{name}.csv"), name)
+             for name in OUTPUTS if (GOLDEN / case / f"out_{name}.csv").exists()]
+    return [d for d in diffs if d]
 
 
 @pytest.mark.golden
@@ -75,6 +40,26 @@ def test_messages_match(case, tmp_path):
 @pytest.mark.golden
 @pytest.mark.parametrize("case", cases())
 def test_outputs_match(case, tmp_path):
+    """Batsim's output files, every row and field as Batsim printed it (see helpers/golden.py for
+    the one last digit the emulator cannot reproduce)."""
     replay(case, tmp_path / "out")
     diffs = csv_differences(case, tmp_path / "out")
     assert not diffs, diffs
+
+
+def test_output_comparison_is_exact_but_for_the_energy_last_digit(tmp_path):
+    golden, mine = tmp_path / "golden.csv", tmp_path / "mine.csv"
+    golden.write_text("time,energy,event_type,wattmin,epower\n1.000000,71347046.845669,e,12160.000000,NA\n")
+    for row, same in [("1.000000,71347046.845669,e,12160.000000,NA", True),
+                      ("1.000000,71347046.845670,e,12160.000000,NA", True),     # LAST_DIGIT
+                      ("1.000000,71347046.845671,e,12160.000000,NA", False),
+                      ("1.000000,71347046.845669,e,12160.000001,NA", False),
+                      ("1.000000,71347046.845669,e,12160.000000,12160.000000", False),
+                      ("1.0,71347046.845669,e,12160.000000,NA", False)]:
+        mine.write_text(f"time,energy,event_type,wattmin,epower\n{row}\n")
+        assert (output_differences(golden, mine, "consumed_energy") is None) == same, row
+    mine.write_text("time,energy,event_type,wattmin,epower\n")
+    assert "Batsim wrote 1 rows, the emulator 0" in output_differences(golden, mine, "consumed_energy")
+    golden.write_text("job_id,consumed_energy\n1,2188799.999995\n")
+    mine.write_text("job_id,consumed_energy\n1,2188799.999994\n")
+    assert "row 1" in output_differences(golden, mine, "jobs")

@@ -104,6 +104,48 @@ def test_bad_platforms_name_file_and_element(tmp_path, body, energy, words):
         assert w in str(exc.value)
 
 
+def _roles_platform(tmp_path, hosts: str) -> Path:
+    path = tmp_path / "roles.xml"
+    path.write_text(f'<platform version="4.1"><zone id="z" routing="Full">{hosts}</zone></platform>')
+    return path
+
+
+def _host(name: str, role: str | None = None) -> str:
+    prop = "" if role is None else f'<prop id="role" value="{role}"/>'
+    return f'<host id="{name}" speed="1Gf">{prop}</host>'
+
+
+@pytest.mark.parametrize("hosts,master_host,words", [
+    # Batsim appends "master" to the role of the host --master-host names (issue 20's Taurus files).
+    (_host("master_host", "master") + _host("h0"), "master_host",
+     ["host 'master_host'", "'master,master'", "must carry no role property"]),
+    (_host("master_host", "compute_node") + _host("h0"), "master_host", ["'compute_node,master'"]),
+    (_host("boss", "master") + _host("h0", "master"), "master_host", ["host 'h0'", "two master hosts"]),
+    (_host("master_host") + _host("h0", "compute"), "master_host", ["host 'h0'", "'compute'"]),
+    (_host("m", "master") + _host("h0", "Master"), "master_host", ["host 'h0'", "'Master'"]),
+    (_host("h0") + _host("h1"), "master_host", ["Cannot find the \"master\" role"]),
+    (_host("boss", "master") + _host("h0"), "h0", ["host 'h0'", "two master hosts"]),
+])
+def test_roles_batsim_aborts_on_are_refused(tmp_path, hosts, master_host, words):
+    path = _roles_platform(tmp_path, hosts)
+    with pytest.raises(PlatformError) as exc:
+        load_platform(path, master_host=master_host)
+    assert str(path) in str(exc.value) and "Batsim 4.2.1 aborts" in str(exc.value)
+    for w in words:
+        assert w in str(exc.value)
+
+
+@pytest.mark.parametrize("hosts,master_host,master,compute", [
+    (_host("master_host") + _host("h0"), "master_host", "master_host", ["h0"]),
+    (_host("boss", "master") + _host("h0", "compute_node"), "master_host", "boss", ["h0"]),
+    (_host("h0") + _host("h1"), "h1", "h1", ["h0"]),
+    (_host("m", "master") + _host("s", "storage") + _host("h0", ""), "master_host", "m", ["h0"]),
+])
+def test_roles_batsim_accepts(tmp_path, hosts, master_host, master, compute):
+    p = load_platform(_roles_platform(tmp_path, hosts), master_host=master_host)
+    assert p.master_host == master and [h.name for h in p.hosts] == compute
+
+
 def test_inconsistent_wattage_tolerated_without_energy(tmp_path):
     path = _write(tmp_path, '<host id="h0" speed="1Gf, 2Gf"><prop id="wattage_per_state" value="1:2"/></host>')
     assert load_platform(path).hosts[0].pstates[1].all_cores == 0.0

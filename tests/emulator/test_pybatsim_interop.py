@@ -19,7 +19,7 @@ import pytest
 
 from golden_replay import GOLDEN, meta
 from tests.helpers.net import free_tcp_endpoint
-from helpers import SHARED
+from helpers import OUTPUTS, SHARED, output_differences
 
 pytest.importorskip("batsim", reason="pybatsim 3.2.1 (module 'batsim') is not installed")
 PYBATSIM = shutil.which("pybatsim")
@@ -102,6 +102,9 @@ def test_same_schedule_as_real_batsim(case, scheduler, tmp_path):
     run_pair(scheduler, meta(case)["batsim_args"], GOLDEN / case, tmp_path / "out", timeout=60)
     diffs = schedule_differences(read_jobs(GOLDEN / case / "out_jobs.csv"), read_jobs(tmp_path / "out_jobs.csv"))
     assert not diffs, f"{len(diffs)} jobs differ, e.g. {diffs[:3]}"
+    for name in OUTPUTS:
+        if (GOLDEN / case / f"out_{name}.csv").exists():
+            assert output_differences(GOLDEN / case / f"out_{name}.csv", tmp_path / f"out_{name}.csv", name) is None
 
 
 def test_filler_without_events_gives_a_valid_schedule(tmp_path):
@@ -125,3 +128,5 @@ def test_easy_backfill_whole_kth_sp2(tmp_path):
              tmp_path, tmp_path / "out", timeout=600)
     diffs = schedule_differences(read_jobs(KTH / "pybatsim_easy_jobs.csv.gz"), read_jobs(tmp_path / "out_jobs.csv"))
     assert not diffs, f"{len(diffs)} of 27954 jobs differ, e.g. {diffs[:3]}"
+    for name, theirs in (("jobs", "pybatsim_easy_jobs.csv.gz"), ("schedule", "pybatsim_easy_schedule.csv")):
+        assert output_differences(KTH / theirs, tmp_path / f"out_{name}.csv", name) is None

@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 import pytest
 
@@ -41,9 +42,10 @@ def test_unsupported_profile_error_names_the_jobs_using_it(tmp_path):
 
 def test_communication_needs_a_network(tmp_path):
     prof = {"p": {"type": "parallel", "cpu": [1, 1], "com": [0, 5, 5, 0]}}
+    jobs = [{"id": 1, "subtime": 0, "res": 2, "profile": "p"}]
     with pytest.raises(EmulatorError, match="network model.*job w0!1"):
-        load_workload(write(tmp_path, prof), "w0", nb_hosts=4)
-    assert load_workload(write(tmp_path, prof), "w0", nb_hosts=4, free_network=True)
+        load_workload(write(tmp_path, prof, jobs), "w0", nb_hosts=4)
+    assert load_workload(write(tmp_path, prof, jobs), "w0", nb_hosts=4, free_network=True)
 
 
 def test_ids_and_profiles(tmp_path):
@@ -58,12 +60,50 @@ def test_ids_and_profiles(tmp_path):
     assert [t.amount for t, _ in expand_tasks(wl.profiles[job.profile], wl.profiles, "job")] == [3.0, 3.0]
 
 
-@pytest.mark.parametrize("job,match", [({"id": 1, "res": 0, "profile": "d"}, "res"),
-                                       ({"id": 1, "res": 1, "profile": "zz"}, "unknown profile"),
-                                       ({"id": 1, "res": 9, "profile": "d"}, "9 hosts")])
+@pytest.mark.parametrize("job,match", [({"id": 1, "subtime": 0, "res": 0, "profile": "d"}, "res"),
+                                       ({"id": 1, "subtime": 0, "res": 1, "profile": "zz"}, "unknown profile"),
+                                       ({"id": 1, "subtime": 0, "res": 9, "profile": "d"}, "9 hosts")])
 def test_bad_jobs(tmp_path, job, match):
     with pytest.raises(EmulatorError, match=match):
         load_workload(write(tmp_path, {"d": {"type": "delay", "delay": 1}}, [job]), "w0", nb_hosts=4)
+
+
+# What Batsim 4.2.1's workload reader aborts on (src/workload.cpp, jobs.cpp): each one is named.
+@pytest.mark.parametrize("job_id,match", [
+    ("w0!a!b", r"job id 'w0!a!b': Batsim 4.2.1 aborts: an id holding the workload's name 'w0' must be two"),
+    ("a!b", r"job id 'a!b': Batsim 4.2.1 aborts: a job name must not contain a '!'"),
+    ("w1!5", r"job id 'w1!5': Batsim 4.2.1 aborts: a job name must not contain a '!'"),
+    ("xw0!5", r"job id 'xw0!5' names workload 'xw0', not 'w0'"),
+    ("w07", r"job id 'w07': Batsim 4.2.1 aborts: an id holding the workload's name 'w0'"),
+])
+def test_job_ids_batsim_aborts_on(tmp_path, job_id, match):
+    jobs = [{"id": job_id, "subtime": 0, "res": 1, "profile": "d"}]
+    with pytest.raises(EmulatorError, match=r"w\.json\): jobs\[0\]: " + match):
+        load_workload(write(tmp_path, {"d": {"type": "delay", "delay": 1}}, jobs), "w0", nb_hosts=4)
+
+
+@pytest.mark.parametrize("job_id,full", [("w0!5", "w0!5"), ("w0!!5", "w0!5"), (5, "w0!5"), ("x", "w0!x")])
+def test_job_ids_batsim_accepts(tmp_path, job_id, full):
+    jobs = [{"id": job_id, "subtime": 0, "res": 1, "profile": "d"}]
+    wl = load_workload(write(tmp_path, {"d": {"type": "delay", "delay": 1}}, jobs), "w0", nb_hosts=4)
+    assert wl.jobs[0].id == full
+
+
+@pytest.mark.parametrize("document,match", [
+    ({"profiles": {}, "jobs": []}, "the 'nb_res' field is missing"),
+    ({"nb_res": 4, "jobs": []}, "the 'profiles' object is missing"),
+    ({"nb_res": 4, "profiles": {}}, "the 'jobs' array is missing"),
+    ({"nb_res": 4, "profiles": {"d": {"type": "delay", "delay": 1}},
+      "jobs": [{"id": 1, "res": 1, "profile": "d"}]}, r"jobs\[0\]: job 'w0!1' has no 'subtime' field"),
+    ({"nb_res": 4, "profiles": {"p": {"type": "parallel", "cpu": [1, 1, 1], "com": [0] * 9}},
+      "jobs": [{"id": 1, "subtime": 0, "res": 2, "profile": "p"}]},
+     r"jobs\[0\]: job 'w0!1' requests 2 hosts but its parallel profile 'p' has 3 cpu entries"),
+])
+def test_workload_documents_batsim_aborts_on(tmp_path, document, match):
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps(document))
+    with pytest.raises(EmulatorError, match=rf"workload w0 \({path}\): {match}.*Batsim 4.2.1 aborts"):
+        load_workload(path, "w0", nb_hosts=4)
 
 
 @pytest.mark.parametrize("profile,match", [
@@ -126,3 +166,9 @@ def test_unreadable_workload_files_are_named(tmp_path, content, match):
         upgrade_workload_file(path, tmp_path / "out.json")
     with pytest.raises(EmulatorError, match="cannot read it"):
         load_workload(tmp_path / "missing.json", "w0", nb_hosts=4)
+
+
+@pytest.mark.parametrize("path", sorted((Path(__file__).parents[2] / "workloads").glob("*.json")), ids=lambda p: p.name)
+def test_shipped_workloads_pass_batsims_checks(path):
+    nb_res = json.loads(path.read_text())["nb_res"]
+    assert load_workload(path, "w0", nb_hosts=nb_res).jobs

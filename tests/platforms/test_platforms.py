@@ -5,6 +5,7 @@ import pytest
 
 from batsched_py.platforms import (PlatformError, energy_cluster, host_powers, platform_xml,
                                    taurus_cluster, upgrade_platform_file)
+from batsched_py.emulator.platform import PlatformError as Refused, load_platform
 from batsched_py.platforms.cli import main
 from helpers import SHARED as _SHARED
 
@@ -20,7 +21,9 @@ def test_taurus_preset_matches_grid5000_batsim4(tmp_path):
     out = tmp_path / "t.xml"
     assert main(["taurus", "-n", "168", str(out)]) == 0
     hosts = _hosts(out.read_text())
-    assert len(hosts) == 169 and hosts["master_host"].find("prop[@id='role']").get("value") == "master"
+    # No role property on master_host: Batsim makes it the master itself and aborts on "master,master".
+    assert len(hosts) == 169 and hosts["master_host"].find("prop[@id='role']") is None
+    assert [h.name for h in load_platform(out, energy=True).hosts] == sorted(map(str, range(168)))
     ours = host_powers(out)
     reference = SHARED / "gridgym" / "taurus_168_batsim4.xml"
     if reference.exists():
@@ -49,6 +52,51 @@ def test_switching_speed_gives_duration():
 def test_shipped_taurus_examples_are_current():
     for n in (16, 168):
         assert (REPO / "platforms" / f"taurus_{n}.xml").read_text() == platform_xml(taurus_cluster(n))
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "platforms").glob("*.xml")), ids=lambda p: p.name)
+def test_shipped_platforms_pass_batsims_checks(path):
+    """The emulator's reader refuses what Batsim 4.2.1's refuses (roles, pstates, -E's checks)."""
+    assert load_platform(path, energy=True).hosts
+
+
+@pytest.mark.parametrize("args", [["taurus", "-n", "3"], ["cluster", "-n", "3"],
+                                  ["cluster", "-n", "3", "--no-energy"]])
+def test_generated_platforms_pass_batsims_checks(tmp_path, args):
+    out = tmp_path / "p.xml"
+    assert main([*args, str(out)]) == 0
+    assert len(load_platform(out, energy="--no-energy" not in args).hosts) == 3
+
+
+def test_upgrade_drops_the_master_role_batsim_aborts_on(tmp_path, capsys):
+    old = tmp_path / "old.xml"
+    old.write_text('<platform version="4"><AS id="AS0" routing="Full">'
+                   '<host id="master_host" speed="1Mf"><prop id="role" value="master"/></host>'
+                   '<host id="0" speed="1Mf"><prop id="watt_per_state" value="95:190"/></host></AS></platform>')
+    with pytest.raises(Refused, match="'master,master'"):
+        load_platform(old)
+    assert main(["upgrade", str(old), str(tmp_path / "new.xml")]) == 0
+    assert "role=master removed" in capsys.readouterr().out
+    assert load_platform(tmp_path / "new.xml").master_host == "master_host"
+
+
+def test_upgrade_refuses_what_batsim_would(tmp_path, capsys):
+    old = tmp_path / "old.xml"
+    old.write_text('<platform version="4"><AS id="AS0" routing="Full"><host id="master_host" speed="1Mf"/>'
+                   '<host id="0" speed="1Mf"><prop id="role" value="compute"/></host></AS></platform>')
+    assert main(["upgrade", str(old), str(tmp_path / "new.xml")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "Batsim 4.2.1 would refuse it" in err and "host '0'" in err and "'compute'" in err
+
+
+@pytest.mark.skipif(not SHARED.exists(), reason="needs ../shared beside the repository")
+@pytest.mark.parametrize("name", ["gridgym/others/platforms/lyon_taurus.xml",
+                                  "gridgym/others/platforms/lyon_taurus_2.xml",
+                                  "batsim/platforms/energy128_batsched.xml"])
+def test_upgraded_batsim3_platforms_pass_batsims_checks(tmp_path, name):
+    out = tmp_path / "new.xml"
+    assert main(["upgrade", str(SHARED / name), str(out)]) == 0
+    assert load_platform(out).hosts
 
 
 @pytest.mark.skipif(not SHARED.exists(), reason="needs ../shared beside the repository")

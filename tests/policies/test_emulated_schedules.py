@@ -14,7 +14,7 @@ import pytest
 
 from batsched_py.scheduler import create
 from tests.helpers.golden import GOLDEN
-from helpers import SHARED
+from helpers import SHARED, output_differences
 
 emulator = pytest.importorskip("batsched_py.emulator")
 
@@ -54,14 +54,18 @@ def test_golden_cases(case, policy):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("policy,golden", [("fcfs", "fcfs_fast"), ("filler", "filler"), ("easy", "easy_bf")])
-def test_whole_kth_sp2(policy, golden):
+def test_whole_kth_sp2(policy, golden, tmp_path):
+    """Every job where batsched put it, and Batsim's jobs.csv and schedule.csv as Batsim printed them."""
     if not KTH.is_dir():
         pytest.skip(f"{KTH} is absent")
     result = emulator.simulate(KTH / "inputs" / "energy_platform_homogeneous_no_net_128.xml",
-                               [KTH / "inputs" / "kth_sp2.json"], create(policy), mmax=100)
+                               [KTH / "inputs" / "kth_sp2.json"], create(policy), mmax=100,
+                               output_prefix=tmp_path / "out")
     with gzip.open(KTH / f"{golden}_jobs.csv.gz", "rt") as f:
         diffs = differences(result, csv.DictReader(f))
     assert not diffs, f"{len(diffs)} of 27954 jobs differ, e.g. {diffs[:3]}"
+    for name, theirs in (("jobs", f"{golden}_jobs.csv.gz"), ("schedule", f"{golden}_schedule.csv")):
+        assert output_differences(KTH / theirs, tmp_path / f"out_{name}.csv", name) is None
 
 
 @pytest.mark.parametrize("policy,options", [
