@@ -9,6 +9,7 @@ from typing import Any, Optional, Sequence
 
 from . import __version__, compiled_modules
 from .argtypes import count, non_negative
+from .interrupts import exit_status, interruption, signals_interrupt
 from .textfiles import not_utf8
 
 # Tools with their own parsers, mounted as sub-commands: name -> (module, one-line help).
@@ -168,10 +169,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         parser.print_help()
         return 2
     try:
-        return COMMANDS[args.command](args)
-    except KeyboardInterrupt:
-        print("batsched-py: interrupted", file=sys.stderr)
-        return 130
+        with signals_interrupt():   # SIGTERM too closes the outputs, marked incomplete
+            return COMMANDS[args.command](args)
+    except KeyboardInterrupt as exc:
+        print(f"batsched-py {args.command}: {interruption(exc)}", file=sys.stderr)
+        return exit_status(exc)
     except _known_errors() as exc:
         print(f"batsched-py {args.command}: error: {exc}", file=sys.stderr)
         return 2

@@ -12,6 +12,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from procset import ProcSet
 
+from ..interrupts import interruption
 from ..workloads.document import WorkloadError, read_workload_file
 from .engine import Engine, EngineOptions, Exchange
 from .errors import EmulatorError, NetworkNotModelledWarning
@@ -139,6 +140,9 @@ def _run_engine(platform, workloads, exchange, output_prefix, energy, events, mm
             complete = True
         except EmulatorError as exc:
             error = str(exc)
+            raise
+        except KeyboardInterrupt as exc:   # Ctrl-C, or SIGTERM through signals_interrupt()
+            error = interruption(exc)
             raise
         except Exception as exc:   # scheduler crash, protocol error: still leave evidence
             error = f"{type(exc).__name__}: {exc}"
