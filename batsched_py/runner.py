@@ -26,7 +26,9 @@ def run_simulation(platform: Path, workloads: Sequence[Path], scheduler: "str | 
         simulate(platform, list(workloads), policy, output_prefix=export, energy=energy,
                  events=list(events), mmax=mmax, progress=progress)
         return Path(export)
+    from .emulator.outputs import remove_previous_outputs
     from .launcher import launch
+    remove_previous_outputs(export)   # real Batsim leaves an earlier run's files it does not write
     return Path(launch(backend, policy, Path(platform), list(map(Path, workloads)), export=export,
                        energy=energy, events=list(events), mmax=mmax, timeout=timeout))
 

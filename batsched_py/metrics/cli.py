@@ -5,6 +5,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from .checks import run_problems
 from .compare import compare_table, format_table, write_csv
 from .io import MetricsInputError, require_path
 from .jobs import read_jobs
@@ -23,6 +24,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs-csv", metavar="DIR",
                    help="write one per-job metrics CSV per run into DIR (NAME_job_metrics.csv)")
     p.add_argument("--all-columns", action="store_true", help="print every summary column")
+    p.add_argument("--force", action="store_true",
+                   help="report on runs marked incomplete (PREFIX_INCOMPLETE) or holding files left by an "
+                        "earlier run, with a warning, instead of refusing them")
     return p
 
 
@@ -39,6 +43,11 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     results = parse_sources(args.sources)
     try:
+        for source in results.values():
+            for problem in run_problems(source):
+                if not args.force:
+                    raise MetricsInputError(f"{problem} (--force to report on it anyway)")
+                print(f"metrics: warning: {problem}", file=sys.stderr)
         rows = compare_table(results, args.platform)
         if args.jobs_csv:
             Path(args.jobs_csv).mkdir(parents=True, exist_ok=True)
