@@ -39,7 +39,9 @@ def _known_errors() -> tuple[type[BaseException], ...]:
     for module, names in (("batsched_py.emulator.errors", ("EmulatorError",)),
                           ("batsched_py.emulator.platform", ("PlatformError",)),
                           ("batsched_py.launcher", ("LaunchError",)),
-                          ("batsched_py.policies.base", ("PolicyOptionError",))):
+                          ("batsched_py.policies.base", ("PolicyOptionError",)),
+                          ("batsched_py.policies.profile", ("TimeResolutionError",)),
+                          ("batsched_py.workloads.document", ("WorkloadError",))):
         try:
             mod = import_module(module)
         except ImportError:
@@ -70,6 +72,8 @@ def json_object(text: str, source: str) -> dict[str, Any]:
         options = json.loads(text)
     except json.JSONDecodeError as exc:
         raise CliError(f"{source}: invalid JSON ({exc})") from None
+    except RecursionError:
+        raise CliError(f"{source}: JSON nested too deep") from None
     if not isinstance(options, dict):
         raise CliError(f"{source}: scheduler options must be a JSON object")
     return options

@@ -6,7 +6,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from .cli import CliError, create_scheduler, json_object
+from .cli import CliError, json_object
 from .runner import run_simulation
 
 
@@ -54,16 +54,9 @@ def _one(args: tuple) -> tuple[str, str]:
 
 def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
     from .metrics import compare_table, format_table, write_csv
-    from .scheduler import create
+    from .preflight import check_before_running
     runs = parse_schedulers(args.schedulers)
-    for label, name, options in runs:     # a bad name or option fails here, before any run starts
-        try:
-            create_scheduler(create, name, options)
-        except Exception as exc:
-            raise CliError(f"--schedulers {label}: {exc}") from exc
-    for directory in args.include_published:      # (checked before any run starts)
-        if not (directory / "out_jobs.csv").is_file():
-            raise CliError(f"--include-published {directory}: no out_jobs.csv there")
+    plots = check_before_running(runs, args)      # a bad input fails here, before any run starts
     outdir: Path = args.outdir
     try:
         outdir.mkdir(parents=True, exist_ok=True)
@@ -84,7 +77,7 @@ def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
     rows = compare_table(results, platform)
     write_csv(rows, outdir / "comparison.csv")
     print(format_table(rows))
-    if not args.no_plots:
+    if plots:
         from .plots import comparison_plots
         from .plots.gantt import plot_gantt
         from .plots.power import plot_power_states

@@ -51,6 +51,7 @@ else:
 class PowerMixin(_MixinBase):
     """Pending launches, node grouping, switching off idle nodes after a timeout."""
     POWER_OPTIONS = frozenset({"base", "timeout", "cores_per_node"})
+    needs_energy = True     # switching hosts needs Batsim's -E (read by compare's checks)
 
     def __init__(self, options: Optional[Mapping[str, Any]] = None):
         super().__init__(options)
