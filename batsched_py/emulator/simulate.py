@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import gc
-import sys
 import time
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from procset import ProcSet
 
@@ -20,6 +19,7 @@ from .events_file import load_events
 from .machines import Machines
 from .outputs import OutputWriters
 from .platform import load_platform
+from .progress import progress_bar
 from .workload import load_workload, nb_res_of
 
 __all__ = ["simulate", "run_engine", "SimulationResult", "JobOutcome"]
@@ -50,36 +50,6 @@ class SimulationResult:
     output_prefix: Optional[Path]
     messages: int
     complete: bool
-
-
-def _progress_bar(enabled: bool) -> tuple[Optional[Callable[[int, int], None]], Callable[[], None]]:
-    if not enabled:
-        return None, lambda: None
-    try:
-        from tqdm import tqdm
-        bar = tqdm(total=0, unit="job", desc="finished", file=sys.stderr)
-
-        def update(submitted: int, finished: int) -> None:
-            bar.total = submitted
-            bar.n = finished
-            if finished % 100 == 0 or finished == submitted:
-                bar.refresh()
-        return update, bar.close
-    except ImportError:
-        shown, text = 0.0, ""       # (when the count was last shown, and the last count)
-
-        def update(submitted: int, finished: int) -> None:
-            nonlocal shown, text
-            text = f"\r{finished}/{submitted} jobs finished"
-            now = time.monotonic()
-            if now - shown > 0.5:
-                shown = now
-                print(text, end="", file=sys.stderr, flush=True)
-
-        def close() -> None:   # the final count, not the last one shown
-            if text:
-                print(text, file=sys.stderr, flush=True)
-        return update, close
 
 
 def run_engine(platform: str | Path, workloads: Sequence[str | Path], exchange: Exchange, *,
@@ -131,7 +101,7 @@ def _run_engine(platform, workloads, exchange, output_prefix, energy, events, mm
             raise EmulatorError(f"output prefix {output_prefix}: cannot write {exc.filename} "
                                 f"({exc.strerror or exc})") from None
     machines = Machines(plat, writers, energy_enabled=energy)
-    update, close_bar = _progress_bar(progress)
+    update, close_bar = progress_bar(progress, sum(len(w.jobs) for w in wls))
     engine = Engine(plat, wls, evs, machines, writers, exchange, options, update)
     complete, error = False, None
     try:

@@ -14,6 +14,8 @@ def _power_series(path: Path) -> tuple[np.ndarray, np.ndarray]:
     """Average power between consecutive energy records (d energy / d t)."""
     cols = read_columns(path, ["time", "energy"])
     t, e = floats(cols, "time", path), floats(cols, "energy", path)
+    if t.size == 0:
+        raise MetricsInputError(f"{path}: no rows, no power to plot (was the run cut short?)")
     keep = np.append(np.diff(t) > 0, False)
     t_next = np.append(t[1:], t[-1])
     e_next = np.append(e[1:], e[-1])
@@ -39,6 +41,8 @@ def plot_power_states(source: str | Path, out: str | Path, time_unit: str = "s",
         axes[0].legend(loc="upper right")
     cols = read_columns(states, ["time", *STATE_COLUMNS])
     t = floats(cols, "time", states)
+    if t.size == 0:
+        raise MetricsInputError(f"{states}: no rows, no machine states to plot (was the run cut short?)")
     counts = [floats(cols, c, states) for c in STATE_COLUMNS]
     axes[-1].stackplot(t, *counts, step="post",
                        labels=[c[3:].replace("_", " ") for c in STATE_COLUMNS],
