@@ -102,7 +102,8 @@ class SocketRep(RepEndpoint):
     """A REP endpoint speaking ZMTP on a plain listening socket.
 
     It serves the first peer to send a request.  Until then every connection is a candidate, so
-    a port probe or an idle stray connection cannot keep Batsim waiting; then the others are
+    a port probe, an idle stray connection or one sending garbage (an HTTP request) cannot keep
+    Batsim waiting: the garbage's sender is dropped, as libzmq drops it; then the others are
     closed and no more are accepted.
     """
 
@@ -210,10 +211,16 @@ class SocketRep(RepEndpoint):
                 continue
             except ConnectionError:
                 data = b""
+            except ZmtpError:       # not a ZeroMQ peer (an HTTP probe, say): Batsim may still come
+                data = b""
             if not data:            # gone before its first request: a probe, say
                 self._drop(sock)
                 continue
-            request = conn.next_request()
+            try:
+                request = conn.next_request()
+            except ZmtpError:       # a ZeroMQ peer that is no REQ socket: not Batsim either
+                self._drop(sock)
+                continue
             if request is not None:
                 self._serve(sock, conn)
                 return request

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import socket
 import threading
+import time
 
 import pytest
 import zmq
@@ -396,3 +397,50 @@ def test_a_port_beyond_65535_is_refused_not_wrapped():
     from batsched_py.transport.endpoints import bind_rep
     with pytest.raises(OSError, match=r"cannot bind tcp://127\.0\.0\.1:99999: port 99999 is not in 0-65535"):
         bind_rep("tcp://127.0.0.1:99999")
+
+
+HTTP_PROBE = b"GET / HTTP/1.1\r\nHost: localhost\r\nUser-Agent: probe\r\n\r\n"
+
+
+def _stray(endpoint: str, data: bytes) -> socket.socket:
+    host, port = endpoint[len("tcp://"):].rsplit(":", 1)
+    stray = socket.create_connection((host, int(port)))
+    stray.sendall(data)
+    return stray
+
+
+def _closed_by_the_server(stray: socket.socket) -> bool:
+    stray.settimeout(5)
+    try:
+        while stray.recv(1024):     # (the server's greeting may come first)
+            pass
+    except ConnectionResetError:
+        pass
+    return True
+
+
+@pytest.mark.parametrize("garbage", [HTTP_PROBE, b"\xff" + bytes(8) + b"\x7f\x03\x00NULL" + bytes(16) + b"junk"],
+                         ids=["http-probe", "zmtp-greeting-then-junk"])
+@pytest.mark.parametrize("transport", ["zmtp", "libzmq"])
+def test_a_stray_sending_garbage_is_dropped_and_batsim_served(transport, garbage, free_tcp_endpoint):
+    """A stray connection sending garbage before Batsim's request (here while the REQ peer is
+    connected and not yet sending) is dropped, and the REQ peer is served, with either transport."""
+    rep = bind_rep(free_tcp_endpoint, transport)
+    first = _stray(free_tcp_endpoint, garbage)
+    try:
+        assert rep.wait(0.2) is None
+        thread = _echo(rep, 2)
+        sock = _req(free_tcp_endpoint)
+        try:
+            late = _stray(free_tcp_endpoint, garbage)    # (the peer is connected now)
+            time.sleep(0.1)
+            for body in (b"batsim", b"again"):
+                sock.send(body)
+                assert sock.recv() == body[::-1]
+        finally:
+            sock.close()
+        thread.join(10)
+        assert not thread.is_alive()
+        assert _closed_by_the_server(first) and _closed_by_the_server(late)
+    finally:
+        first.close()
