@@ -135,9 +135,10 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("-j", "--jobs", type=count, default=0, help="parallel runs (default: number of cores)")
     cp.add_argument("--no-plots", action="store_true", help="skip the plots")
     for q in (rp, cp):
-        q.add_argument("--time-unit", default="s",
-                       help="time unit of the inputs, for labels (default: s; the Grid'5000 Taurus examples "
-                            "use min, their energies are then in W·min)")
+        q.add_argument("--time-unit",
+                       help="time unit of the inputs, for labels (default: detected from the platform: min when "
+                            "its hosts switch on and off within 10 time units, as the Grid'5000 Taurus examples "
+                            "do, whose energies are then in W·min; else s)")
     for name, (module, text) in DELEGATED.items():
         sub.add_parser(name, help=text, add_help=False)
     return parser
@@ -224,8 +225,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     prefix = run_simulation(args.platform, args.workload, policy,
                             export=args.export, energy=args.energy, events=args.events, mmax=args.mmax,
                             backend=args.backend, timeout=args.timeout, progress=not args.no_progress)
-    print_summary(prefix, args.scheduler, args.platform, energy=args.energy, time_unit=args.time_unit)
+    print_summary(prefix, args.scheduler, args.platform, energy=args.energy, time_unit=time_unit(args))
     return 0
+
+
+def time_unit(args: argparse.Namespace) -> str:
+    """--time-unit, or the platform's detected one (said on stderr), or s."""
+    from .platforms.time_unit import resolve_time_unit
+    unit, note = resolve_time_unit(args.time_unit, args.platform)
+    if note:
+        print(f"batsched-py {args.command}: {note}", file=sys.stderr)
+    return unit
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

@@ -6,7 +6,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from .cli import CliError, json_object
+from .cli import CliError, json_object, time_unit
 from .runner import run_simulation
 
 
@@ -57,6 +57,7 @@ def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
     from .preflight import check_before_running
     runs = parse_schedulers(args.schedulers)
     plots = check_before_running(runs, args)      # a bad input fails here, before any run starts
+    args.time_unit = time_unit(args)
     outdir: Path = args.outdir
     try:
         outdir.mkdir(parents=True, exist_ok=True)
@@ -76,7 +77,7 @@ def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
     platform = args.platform if args.energy else None
     rows = compare_table(results, platform)
     write_csv(rows, outdir / "comparison.csv")
-    print(format_table(rows))
+    print(format_table(rows, time_unit=args.time_unit))
     if plots:
         from .plots import comparison_plots
         from .plots.gantt import plot_gantt

@@ -37,6 +37,8 @@ def run_simulation(platform: Path, workloads: Sequence[Path], scheduler: "str | 
 SUMMARY_FIELDS = (
     ("nb_jobs", "jobs", "{:.0f}"),
     ("nb_jobs_success", "succeeded", "{:.0f}"),
+    ("nb_jobs_killed", "killed (walltime reached, or failed)", "{:.0f}"),
+    ("nb_jobs_rejected", "rejected", "{:.0f}"),
     ("makespan", "makespan ({t})", "{:.1f}"),
     ("waiting_time_mean", "mean waiting time ({t})", "{:.1f}"),
     ("slowdown_mean", "mean slowdown", "{:.3f}"),
@@ -50,7 +52,7 @@ SUMMARY_FIELDS = (
 def print_summary(prefix: Path, name: str, platform: Optional[Path] = None, energy: bool = False,
                   file=None, time_unit: str = "s") -> dict[str, Any]:
     from .metrics import compare_table
-    from .metrics.energy import energy_unit
+    from .metrics.energy import energy_unit, to_kwh
     file = file or sys.stdout  # looked up at call time, so redirections apply
     units = {"t": time_unit, "e": energy_unit(time_unit)}
     row = compare_table({name: Path(prefix)}, platform if energy else None)[0]
@@ -60,5 +62,9 @@ def print_summary(prefix: Path, name: str, platform: Optional[Path] = None, ener
             continue
         if key.startswith("energy_") and not energy:
             continue
-        print(f"  {label.format(**units):<36} {fmt.format(float(row[key]))}", file=file)
+        text = fmt.format(float(row[key]))
+        kwh = to_kwh(float(row[key]), time_unit) if key.startswith("energy_") else None
+        if kwh is not None and (units["e"] != "J" or kwh >= 1):   # (readable beside big joules)
+            text += f" (= {kwh:.4g} kWh)"
+        print(f"  {label.format(**units):<40} {text}", file=file)
     return row
