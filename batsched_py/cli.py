@@ -107,8 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "when the endpoint allows it (default)")
     sp.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
 
-    sub.add_parser("list-schedulers", help="list the registered policies",
-                   description="List the registered policies with a one-line description.")
+    sub.add_parser("list-schedulers", help="list the registered policies and their options",
+                   description="List the registered policies, each with a one-line description and its "
+                               "options (--config) with their defaults.")
 
     rp = sub.add_parser("run", help="run a whole simulation (emulator by default) and print a summary",
                         description="Simulate PLATFORM + WORKLOAD with a policy, write Batsim's output files "
@@ -213,8 +214,12 @@ def cmd_list(args: argparse.Namespace) -> int:
     from .scheduler import available
     schedulers = available()
     width = max(map(len, schedulers), default=0)
+    from .policies.options import describe_options
     for name, cls in schedulers.items():
         print(f"{name:<{width}}  {cls.description}")
+        defaults = getattr(cls, "option_defaults", None)
+        for line in describe_options(defaults()) if defaults else ():    # (a plugin's may not say)
+            print(f"{'':<{width}}    {line}")
     return 0
 
 
