@@ -116,8 +116,12 @@ def build_parser() -> argparse.ArgumentParser:
                                     "and print a summary. Default backend: the embedded emulator.")
     _simulation_args(rp)
     _scheduler_args(rp)
-    rp.add_argument("-e", "--export", default="out/out", metavar="PREFIX",
-                    help="output prefix: PREFIX_jobs.csv, PREFIX_schedule.csv, ... (default %(default)s)")
+    where = rp.add_mutually_exclusive_group()
+    where.add_argument("-e", "--export", default="out/out", metavar="PREFIX",
+                       help="output prefix, as Batsim's -e: PREFIX_jobs.csv, PREFIX_schedule.csv, ... "
+                            "(default %(default)s)")
+    where.add_argument("-o", "--outdir", type=Path, metavar="DIR",
+                       help="output directory, as compare's -o: DIR/out_jobs.csv, ... (the same as -e DIR/out)")
     rp.add_argument("--backend", choices=("emulator", "batsim", "docker"), default="emulator",
                     help="emulator (in-process, default), batsim (a local batsim binary) or docker (oarteam/batsim)")
     rp.add_argument("--timeout", type=non_negative, default=600.0, help="per-message timeout for real-Batsim backends")
@@ -227,8 +231,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .runner import run_simulation, print_summary
     from .scheduler import create
     policy = create_scheduler(create, args.scheduler, parse_options(args.config))
+    export = str(args.outdir / "out") if args.outdir else args.export
     prefix = run_simulation(args.platform, args.workload, policy,
-                            export=args.export, energy=args.energy, events=args.events, mmax=args.mmax,
+                            export=export, energy=args.energy, events=args.events, mmax=args.mmax,
                             backend=args.backend, timeout=args.timeout, progress=not args.no_progress)
     print_summary(prefix, args.scheduler, args.platform, energy=args.energy, time_unit=time_unit(args))
     return 0

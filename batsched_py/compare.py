@@ -67,7 +67,7 @@ def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
               str(outdir / _safe(label) / "out")) for label, name, options in runs]
     workers = args.jobs or os.cpu_count() or 1
     results: dict[str, Path] = {}
-    print(f"compare: {len(tasks)} runs on {min(workers, len(tasks))} processes", file=sys.stderr)
+    print(f"compare: {_count(len(tasks), 'run')} on {_count(min(workers, len(tasks)), 'process')}", file=sys.stderr)
     with ProcessPoolExecutor(max_workers=min(workers, len(tasks))) as pool:
         for label, prefix in pool.map(_one, tasks):
             print(f"  done: {label}", file=sys.stderr)
@@ -93,6 +93,11 @@ def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
             print(f"plot: {path}", file=sys.stderr)
     print(f"table: {outdir / 'comparison.csv'}", file=sys.stderr)
     return rows
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 run``, ``2 runs``, ``1 process``, ``2 processes``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}{'es' if noun.endswith('s') else 's'}"
 
 
 def _safe(label: str) -> str:

@@ -70,3 +70,10 @@ def test_without_matplotlib_compare_notes_it_and_writes_the_table(tmp_path, caps
     err = capsys.readouterr().err
     assert "matplotlib is not installed, so no plots" in err
     assert (tmp_path / "c" / "comparison.csv").is_file() and not list((tmp_path / "c").rglob("*.png"))
+
+
+def test_one_run_on_one_process_is_said_in_good_english(tmp_path, capsys):
+    assert _compare(tmp_path, "--schedulers", "easy", "--no-plots") == 0
+    assert "compare: 1 run on 1 process\n" in capsys.readouterr().err
+    assert _compare(tmp_path, "--schedulers", "easy,fcfs", "--no-plots") == 0
+    assert "compare: 2 runs on 1 process\n" in capsys.readouterr().err
