@@ -10,7 +10,7 @@ from typing import Any, Optional, Sequence
 from . import __version__, compiled_modules
 from .argtypes import count, non_negative
 from .interrupts import exit_status, interruption, signals_interrupt
-from .textfiles import not_utf8
+from .textfiles import not_utf8, os_error
 
 # Tools with their own parsers, mounted as sub-commands: name -> (module, one-line help).
 DELEGATED = {
@@ -185,7 +185,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"batsched-py {args.command}: {interruption(exc)}", file=sys.stderr)
         return exit_status(exc)
     except _known_errors() as exc:
-        print(f"batsched-py {args.command}: error: {exc}", file=sys.stderr)
+        print(f"batsched-py {args.command}: error: {os_error(exc) if isinstance(exc, OSError) else exc}",
+              file=sys.stderr)
         return 2
 
 

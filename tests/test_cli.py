@@ -207,3 +207,17 @@ def test_an_unsplittable_batsim_command_is_named(monkeypatch):
     with pytest.raises(LaunchError, match=r"\$BATSCHED_PY_BATSIM '\"/opt/batsim/bin/batsim' cannot be split like "
                                           r"a shell command: No closing quotation"):
         batsim_command()
+
+
+@pytest.mark.parametrize("transport", ["auto", "libzmq"])
+def test_serve_on_an_address_that_is_not_this_machines_says_so(capsys, transport):
+    code, _, err = run_main(capsys, "serve", "--scheduler", "easy", "--socket", "tcp://999.1.1.1:28000",
+                            "--transport", transport)
+    assert code == 2 and err.count("\n") == 1
+    assert "cannot bind tcp://999.1.1.1:28000: '999.1.1.1' is neither an IP address, a host name nor a network " \
+           "interface of this machine" in err and "No such device" not in err
+
+
+def test_swf2json_on_a_missing_file_names_it(capsys, tmp_path):
+    code, _, err = run_main(capsys, "swf2json", str(tmp_path / "nope.swf"), str(tmp_path / "o.json"))
+    assert code == 2 and err == f"swf2json: error: {tmp_path / 'nope.swf'}: no such file or directory\n"
