@@ -426,13 +426,13 @@ def test_a_stray_sending_garbage_is_dropped_and_batsim_served(transport, garbage
     """A stray connection sending garbage before Batsim's request (here while the REQ peer is
     connected and not yet sending) is dropped, and the REQ peer is served, with either transport."""
     rep = bind_rep(free_tcp_endpoint, transport)
-    first = _stray(free_tcp_endpoint, garbage)
+    strays = [_stray(free_tcp_endpoint, garbage)]
     try:
         assert rep.wait(0.2) is None
         thread = _echo(rep, 2)
         sock = _req(free_tcp_endpoint)
         try:
-            late = _stray(free_tcp_endpoint, garbage)    # (the peer is connected now)
+            strays.append(_stray(free_tcp_endpoint, garbage))    # (the peer is connected now)
             time.sleep(0.1)
             for body in (b"batsim", b"again"):
                 sock.send(body)
@@ -441,6 +441,7 @@ def test_a_stray_sending_garbage_is_dropped_and_batsim_served(transport, garbage
             sock.close()
         thread.join(10)
         assert not thread.is_alive()
-        assert _closed_by_the_server(first) and _closed_by_the_server(late)
+        assert all(_closed_by_the_server(stray) for stray in strays)
     finally:
-        first.close()
+        for stray in strays:
+            stray.close()
