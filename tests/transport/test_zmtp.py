@@ -273,11 +273,13 @@ def _echo(rep, count):
     return thread
 
 
-def _echo_through(rep, endpoint, bodies=(b"batsim",)):
-    """Requests through ``rep`` from a libzmq REQ peer, each answered with its reverse."""
+def _echo_through(rep, endpoint, bodies=(b"batsim",), connected=lambda: None):
+    """Requests through ``rep`` from a libzmq REQ peer, each answered with its reverse;
+    ``connected()`` runs once the peer is connected, before its first request."""
     thread = _echo(rep, len(bodies))
     sock = _req(endpoint)
     try:
+        connected()
         for body in bodies:
             sock.send(body)
             assert sock.recv() == body[::-1]
@@ -427,20 +429,13 @@ def test_a_stray_sending_garbage_is_dropped_and_batsim_served(transport, garbage
     connected and not yet sending) is dropped, and the REQ peer is served, with either transport."""
     rep = bind_rep(free_tcp_endpoint, transport)
     strays = [_stray(free_tcp_endpoint, garbage)]
+    def another_stray() -> None:
+        strays.append(_stray(free_tcp_endpoint, garbage))
+        time.sleep(0.1)
+
     try:
         assert rep.wait(0.2) is None
-        thread = _echo(rep, 2)
-        sock = _req(free_tcp_endpoint)
-        try:
-            strays.append(_stray(free_tcp_endpoint, garbage))    # (the peer is connected now)
-            time.sleep(0.1)
-            for body in (b"batsim", b"again"):
-                sock.send(body)
-                assert sock.recv() == body[::-1]
-        finally:
-            sock.close()
-        thread.join(10)
-        assert not thread.is_alive()
+        _echo_through(rep, free_tcp_endpoint, (b"batsim", b"again"), connected=another_stray)
         assert all(_closed_by_the_server(stray) for stray in strays)
     finally:
         for stray in strays:
