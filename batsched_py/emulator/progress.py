@@ -39,19 +39,19 @@ def _text(total: int, submitted: int, finished: int) -> str:
 
 
 def _lines(total: int, stream: TextIO) -> tuple[Update, Callable[[], None]]:
-    shown = [-1, ""]       # (tenth last shown, last text)
+    shown, text = -1, ""       # (the tenth last shown, the last count)
 
     def update(submitted: int, finished: int) -> None:
+        nonlocal shown, text
         text = _text(total, submitted, finished)
-        shown[1] = text
         tenth = 10 * finished // max(total, submitted, 1)
-        if tenth > shown[0]:
-            shown[0] = tenth
+        if tenth > shown:
+            shown = tenth
             print(text, file=stream, flush=True)
 
     def close() -> None:       # the final count, unless it was the last line
-        if shown[0] < 10 and shown[1]:
-            print(shown[1], file=stream, flush=True)
+        if shown < 10 and text:
+            print(text, file=stream, flush=True)
     return update, close
 
 

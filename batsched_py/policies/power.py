@@ -290,7 +290,7 @@ def read_runtimes(path: str, host_speed: Optional[float]) -> dict[str, float]:
 _COMBINED: dict[tuple[type, str], type] = {}
 
 
-def combine(mixin: type[PowerMixin], base: str) -> type:
+def combine(mixin: type[PowerMixin], base: str) -> type[QueuePolicy]:
     """The class ``base`` policy + power ``mixin`` (created once per pair)."""
     if not isinstance(base, str):
         raise PolicyOptionError(f"option base: {base!r} is not a policy name")

@@ -266,7 +266,7 @@ def _exchange(sock: socket.socket, conn: RepConnection) -> bytes:
     return data
 
 
-def _bind_failure(endpoint: str, exc: OSError) -> str:
+def _bind_failure(endpoint: str, exc: "OSError | zmq.ZMQError") -> str:
     """Why ``endpoint`` cannot be bound, in words: libzmq says "No such device" for a host that is
     no address, name or interface it knows (tcp://999.1.1.1:28000)."""
     host = endpoint.partition("://")[2].rpartition(":")[0]
