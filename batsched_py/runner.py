@@ -26,11 +26,19 @@ def run_simulation(platform: Path, workloads: Sequence[Path], scheduler: "str | 
         simulate(platform, list(workloads), policy, output_prefix=export, energy=energy,
                  events=list(events), mmax=mmax, progress=progress)
         return Path(export)
-    from .emulator.outputs import remove_previous_outputs
+    from .emulator.outputs import mark_incomplete, remove_previous_outputs
+    from .interrupts import interruption
     from .launcher import launch
     remove_previous_outputs(export)   # real Batsim leaves an earlier run's files it does not write
-    return Path(launch(backend, policy, Path(platform), list(map(Path, workloads)), export=export,
-                       energy=energy, events=list(events), mmax=mmax, timeout=timeout))
+    try:
+        return Path(launch(backend, policy, Path(platform), list(map(Path, workloads)), export=export,
+                           energy=energy, events=list(events), mmax=mmax, timeout=timeout))
+    except KeyboardInterrupt as exc:     # Batsim was stopped: whatever it wrote is partial
+        mark_incomplete(export, f"simulation stopped: {interruption(exc)}")
+        raise
+    except Exception as exc:
+        mark_incomplete(export, f"simulation stopped: {exc}")
+        raise
 
 
 # (key, label, format); {t} and {e} in labels are the time and energy units.

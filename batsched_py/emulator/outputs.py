@@ -43,7 +43,7 @@ from ..protocol.intervals import format_intervals
 from .machines import MachineStats
 
 __all__ = ["OutputWriters", "BATSIM_VERSION", "JOBS_COLUMNS",
-           "SCHEDULE_COLUMNS", "OUTPUT_SUFFIXES", "remove_previous_outputs"]
+           "SCHEDULE_COLUMNS", "OUTPUT_SUFFIXES", "mark_incomplete", "remove_previous_outputs"]
 
 BATSIM_VERSION = "4.2.1"
 JOBS_COLUMNS = ("job_id,workload_name,profile,submission_time,requested_number_of_resources,"
@@ -61,6 +61,12 @@ REJECTED = "REJECTED"
 # every file a run writes at its prefix (Batsim's, and the emulator's marker)
 OUTPUT_SUFFIXES = ("_jobs.csv", "_schedule.csv", "_machine_states.csv", "_consumed_energy.csv",
                    "_pstate_changes.csv", "_INCOMPLETE")
+
+
+def mark_incomplete(prefix: str, reason: str) -> None:
+    """Write ``PREFIX_INCOMPLETE`` saying why the outputs at ``prefix`` are not a whole run."""
+    with open(prefix + "_INCOMPLETE", "w") as f:
+        f.write(reason + "\n")
 
 
 def remove_previous_outputs(prefix: str) -> None:
@@ -92,8 +98,8 @@ class OutputWriters:
         if d:
             os.makedirs(d, exist_ok=True)
         remove_previous_outputs(self.prefix)
-        with open(self.prefix + "_INCOMPLETE", "w") as f:   # removed when the run closes complete
-            f.write("simulation running, or stopped before it could close its outputs (killed)\n")
+        # (removed when the run closes complete)
+        mark_incomplete(self.prefix, "simulation running, or stopped before it could close its outputs (killed)")
         # (None: Batsim's --disable-machine-state-tracing, rows are dropped)
         self._states = self._open("_machine_states.csv",
                                   "time,nb_sleeping,nb_switching_on,nb_switching_off,nb_idle,"
@@ -235,8 +241,7 @@ class OutputWriters:
         if complete:
             os.remove(self.prefix + "_INCOMPLETE")
         else:
-            with open(self.prefix + "_INCOMPLETE", "w") as f:
-                f.write(f"simulation stopped at t={end_time:f}: {error or 'unknown error'}\n")
+            mark_incomplete(self.prefix, f"simulation stopped at t={end_time:f}: {error or 'unknown error'}")
 
     def _schedule_line(self, s: MachineStats, nb_jobs: int | None, scheduling_time: float,
                        simulation_time: float) -> str:
