@@ -216,10 +216,10 @@ def create_scheduler(create, name: str, options: dict[str, Any]):
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    from .policies.options import describe_options
     from .scheduler import available
     schedulers = available()
     width = max(map(len, schedulers), default=0)
-    from .policies.options import describe_options
     for name, cls in schedulers.items():
         print(f"{name:<{width}}  {cls.description}")
         defaults = getattr(cls, "option_defaults", None)
