@@ -9,7 +9,8 @@ from typing import Any, Optional, Sequence
 
 from . import __version__, compiled_modules
 from .argtypes import count, non_negative
-from .textfiles import not_utf8
+from .interrupts import exit_status, interruption, signals_interrupt
+from .textfiles import not_utf8, os_error
 
 # Tools with their own parsers, mounted as sub-commands: name -> (module, one-line help).
 DELEGATED = {
@@ -42,7 +43,9 @@ def _known_errors() -> tuple[type[BaseException], ...]:
     for module, names in (("batsched_py.emulator.errors", ("EmulatorError",)),
                           ("batsched_py.emulator.platform", ("PlatformError",)),
                           ("batsched_py.launcher", ("LaunchError",)),
-                          ("batsched_py.policies.base", ("PolicyOptionError",))):
+                          ("batsched_py.policies.base", ("PolicyOptionError",)),
+                          ("batsched_py.policies.profile", ("TimeResolutionError",)),
+                          ("batsched_py.workloads.document", ("WorkloadError",))):
         try:
             mod = import_module(module)
         except ImportError:
@@ -73,6 +76,8 @@ def json_object(text: str, source: str) -> dict[str, Any]:
         options = json.loads(text)
     except json.JSONDecodeError as exc:
         raise CliError(f"{source}: invalid JSON ({exc})") from None
+    except RecursionError:
+        raise CliError(f"{source}: JSON nested too deep") from None
     if not isinstance(options, dict):
         raise CliError(f"{source}: scheduler options must be a JSON object")
     return options
@@ -106,16 +111,21 @@ def build_parser() -> argparse.ArgumentParser:
                          "when the endpoint allows it (default)")
     sp.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
 
-    sub.add_parser("list-schedulers", help="list the registered policies",
-                   description="List the registered policies with a one-line description.")
+    sub.add_parser("list-schedulers", help="list the registered policies and their options",
+                   description="List the registered policies, each with a one-line description and its "
+                               "options (--config) with their defaults.")
 
     rp = sub.add_parser("run", help="run a whole simulation (emulator by default) and print a summary",
                         description="Simulate PLATFORM + WORKLOAD with a policy, write Batsim's output files "
                                     "and print a summary. Default backend: the embedded emulator.")
     _simulation_args(rp)
     _scheduler_args(rp)
-    rp.add_argument("-e", "--export", default="out/out", metavar="PREFIX",
-                    help="output prefix: PREFIX_jobs.csv, PREFIX_schedule.csv, ... (default %(default)s)")
+    where = rp.add_mutually_exclusive_group()
+    where.add_argument("-e", "--export", default="out/out", metavar="PREFIX",
+                       help="output prefix, as Batsim's -e: PREFIX_jobs.csv, PREFIX_schedule.csv, ... "
+                            "(default %(default)s)")
+    where.add_argument("-o", "--outdir", type=Path, metavar="DIR",
+                       help="output directory, as compare's -o: DIR/out_jobs.csv, ... (the same as -e DIR/out)")
     rp.add_argument("--backend", choices=("emulator", "batsim", "docker"), default="emulator",
                     help="emulator (in-process, default), batsim (a local batsim binary) or docker (oarteam/batsim)")
     rp.add_argument("--timeout", type=non_negative, default=600.0, help="per-message timeout for real-Batsim backends")
@@ -134,9 +144,10 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("-j", "--jobs", type=count, default=0, help="parallel runs (default: number of cores)")
     cp.add_argument("--no-plots", action="store_true", help="skip the plots")
     for q in (rp, cp):
-        q.add_argument("--time-unit", default="s",
-                       help="time unit of the inputs, for labels (default: s; the Grid'5000 Taurus examples "
-                            "use min, their energies are then in W·min)")
+        q.add_argument("--time-unit",
+                       help="time unit of the inputs, for labels (default: detected from the platform: min when "
+                            "its hosts switch on and off within 10 time units, as the Grid'5000 Taurus examples "
+                            "do, whose energies are then in W·min; else s)")
     for name, (module, text) in DELEGATED.items():
         sub.add_parser(name, help=text, add_help=False)
     return parser
@@ -172,12 +183,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         parser.print_help()
         return 2
     try:
-        return COMMANDS[args.command](args)
-    except KeyboardInterrupt:
-        print("batsched-py: interrupted", file=sys.stderr)
-        return 130
+        with signals_interrupt():   # SIGTERM too closes the outputs, marked incomplete
+            return COMMANDS[args.command](args)
+    except KeyboardInterrupt as exc:
+        print(f"batsched-py {args.command}: {interruption(exc)}", file=sys.stderr)
+        return exit_status(exc)
     except _known_errors() as exc:
-        print(f"batsched-py {args.command}: error: {exc}", file=sys.stderr)
+        print(f"batsched-py {args.command}: error: {os_error(exc) if isinstance(exc, OSError) else exc}",
+              file=sys.stderr)
         return 2
 
 
@@ -207,11 +220,15 @@ def create_scheduler(create, name: str, options: dict[str, Any]):
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    from .policies.options import describe_options
     from .scheduler import available
     schedulers = available()
     width = max(map(len, schedulers), default=0)
     for name, cls in schedulers.items():
         print(f"{name:<{width}}  {cls.description}")
+        defaults = getattr(cls, "option_defaults", None)
+        for line in describe_options(defaults()) if defaults else ():    # (a plugin's may not say)
+            print(f"{'':<{width}}    {line}")
     return 0
 
 
@@ -219,11 +236,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .runner import run_simulation, print_summary
     from .scheduler import create
     policy = create_scheduler(create, args.scheduler, parse_options(args.config))
+    export = str(args.outdir / "out") if args.outdir else args.export
     prefix = run_simulation(args.platform, args.workload, policy,
-                            export=args.export, energy=args.energy, events=args.events, mmax=args.mmax,
+                            export=export, energy=args.energy, events=args.events, mmax=args.mmax,
                             backend=args.backend, timeout=args.timeout, progress=not args.no_progress)
-    print_summary(prefix, args.scheduler, args.platform, energy=args.energy, time_unit=args.time_unit)
+    print_summary(prefix, args.scheduler, args.platform, energy=args.energy, time_unit=time_unit(args))
     return 0
+
+
+def time_unit(args: argparse.Namespace) -> str:
+    """--time-unit, or the platform's detected one (said on stderr), or s."""
+    from .platforms.time_unit import resolve_time_unit
+    unit, note = resolve_time_unit(args.time_unit, args.platform)
+    if note:
+        print(f"batsched-py {args.command}: {note}", file=sys.stderr)
+    return unit
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

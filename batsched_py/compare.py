@@ -6,7 +6,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from .cli import CliError, create_scheduler, json_object
+from .cli import CliError, json_object, time_unit
 from .runner import run_simulation
 
 
@@ -54,16 +54,10 @@ def _one(args: tuple) -> tuple[str, str]:
 
 def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
     from .metrics import compare_table, format_table, write_csv
-    from .scheduler import create
+    from .preflight import check_before_running
     runs = parse_schedulers(args.schedulers)
-    for label, name, options in runs:     # a bad name or option fails here, before any run starts
-        try:
-            create_scheduler(create, name, options)
-        except Exception as exc:
-            raise CliError(f"--schedulers {label}: {exc}") from exc
-    for directory in args.include_published:      # (checked before any run starts)
-        if not (directory / "out_jobs.csv").is_file():
-            raise CliError(f"--include-published {directory}: no out_jobs.csv there")
+    plots = check_before_running(runs, args)      # a bad input fails here, before any run starts
+    args.time_unit = time_unit(args)
     outdir: Path = args.outdir
     try:
         outdir.mkdir(parents=True, exist_ok=True)
@@ -73,7 +67,7 @@ def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
               str(outdir / _safe(label) / "out")) for label, name, options in runs]
     workers = args.jobs or os.cpu_count() or 1
     results: dict[str, Path] = {}
-    print(f"compare: {len(tasks)} runs on {min(workers, len(tasks))} processes", file=sys.stderr)
+    print(f"compare: {_count(len(tasks), 'run')} on {_count(min(workers, len(tasks)), 'process')}", file=sys.stderr)
     with ProcessPoolExecutor(max_workers=min(workers, len(tasks))) as pool:
         for label, prefix in pool.map(_one, tasks):
             print(f"  done: {label}", file=sys.stderr)
@@ -83,8 +77,8 @@ def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
     platform = args.platform if args.energy else None
     rows = compare_table(results, platform)
     write_csv(rows, outdir / "comparison.csv")
-    print(format_table(rows))
-    if not args.no_plots:
+    print(format_table(rows, time_unit=args.time_unit))
+    if plots:
         from .plots import comparison_plots
         from .plots.gantt import plot_gantt
         from .plots.power import plot_power_states
@@ -99,6 +93,11 @@ def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
             print(f"plot: {path}", file=sys.stderr)
     print(f"table: {outdir / 'comparison.csv'}", file=sys.stderr)
     return rows
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 run``, ``2 runs``, ``1 process``, ``2 processes``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}{'es' if noun.endswith('s') else 's'}"
 
 
 def _safe(label: str) -> str:

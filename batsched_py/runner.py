@@ -26,15 +26,27 @@ def run_simulation(platform: Path, workloads: Sequence[Path], scheduler: "str | 
         simulate(platform, list(workloads), policy, output_prefix=export, energy=energy,
                  events=list(events), mmax=mmax, progress=progress)
         return Path(export)
+    from .emulator.outputs import mark_incomplete, remove_previous_outputs
+    from .interrupts import interruption
     from .launcher import launch
-    return Path(launch(backend, policy, Path(platform), list(map(Path, workloads)), export=export,
-                       energy=energy, events=list(events), mmax=mmax, timeout=timeout))
+    remove_previous_outputs(export)   # real Batsim leaves an earlier run's files it does not write
+    try:
+        return Path(launch(backend, policy, Path(platform), list(map(Path, workloads)), export=export,
+                           energy=energy, events=list(events), mmax=mmax, timeout=timeout))
+    except KeyboardInterrupt as exc:     # Batsim was stopped: whatever it wrote is partial
+        mark_incomplete(export, f"simulation stopped: {interruption(exc)}")
+        raise
+    except Exception as exc:
+        mark_incomplete(export, f"simulation stopped: {exc}")
+        raise
 
 
 # (key, label, format); {t} and {e} in labels are the time and energy units.
 SUMMARY_FIELDS = (
     ("nb_jobs", "jobs", "{:.0f}"),
     ("nb_jobs_success", "succeeded", "{:.0f}"),
+    ("nb_jobs_killed", "killed (walltime reached, or failed)", "{:.0f}"),
+    ("nb_jobs_rejected", "rejected", "{:.0f}"),
     ("makespan", "makespan ({t})", "{:.1f}"),
     ("waiting_time_mean", "mean waiting time ({t})", "{:.1f}"),
     ("slowdown_mean", "mean slowdown", "{:.3f}"),
@@ -48,7 +60,7 @@ SUMMARY_FIELDS = (
 def print_summary(prefix: Path, name: str, platform: Optional[Path] = None, energy: bool = False,
                   file=None, time_unit: str = "s") -> dict[str, Any]:
     from .metrics import compare_table
-    from .metrics.energy import energy_unit
+    from .metrics.energy import energy_unit, to_kwh
     file = file or sys.stdout  # looked up at call time, so redirections apply
     units = {"t": time_unit, "e": energy_unit(time_unit)}
     row = compare_table({name: Path(prefix)}, platform if energy else None)[0]
@@ -58,5 +70,9 @@ def print_summary(prefix: Path, name: str, platform: Optional[Path] = None, ener
             continue
         if key.startswith("energy_") and not energy:
             continue
-        print(f"  {label.format(**units):<36} {fmt.format(float(row[key]))}", file=file)
+        text = fmt.format(float(row[key]))
+        kwh = to_kwh(float(row[key]), time_unit) if key.startswith("energy_") else None
+        if kwh is not None and (units["e"] != "J" or kwh >= 1):   # (readable beside big joules)
+            text += f" (= {kwh:.4g} kWh)"
+        print(f"  {label.format(**units):<40} {text}", file=file)
     return row

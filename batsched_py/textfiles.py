@@ -1,5 +1,5 @@
 """The one wording of the faults of text input (files and messages): bytes that are not UTF-8,
-and damaged gzip data under a ``.gz`` file."""
+damaged gzip data under a ``.gz`` file, and a file that cannot be opened."""
 import gzip
 import zlib
 
@@ -15,3 +15,10 @@ def not_utf8(exc: UnicodeDecodeError) -> str:
 def damaged_gzip(exc: BaseException) -> str:
     """What is wrong with a damaged gzip file (one of GZIP_FAULTS), for an error message."""
     return f"damaged gzip data ({exc})"
+
+
+def os_error(exc: OSError) -> str:
+    """``PATH: reason`` for a file that cannot be opened or written, not Python's ``[Errno 2] ...``."""
+    if exc.filename is None or exc.strerror is None:
+        return str(exc)
+    return f"{exc.filename}: {exc.strerror[0].lower() + exc.strerror[1:]}"

@@ -58,10 +58,35 @@ def test_list_schedulers(capsys):
     code, out, _ = run_main(capsys, "list-schedulers")
     assert code == 0
     lines = out.splitlines()
-    names = [line.split()[0] for line in lines]
+    names = [line.split()[0] for line in lines if not line.startswith(" ")]
     assert names == list(available()) and "fcfs" in names
     fcfs = next(line for line in lines if line.split()[0] == "fcfs")
     assert available()["fcfs"].description in fcfs
+
+
+def test_list_schedulers_shows_each_policys_options_and_defaults(capsys):
+    """Every option a policy accepts is listed, with the default the policy really uses."""
+    import json
+    from batsched_py.policies.power import combine, PowerMixin, OracleMixin
+    from batsched_py.scheduler import create
+    code, out, _ = run_main(capsys, "list-schedulers")
+    listed: dict[str, dict] = {}
+    for line in out.splitlines():
+        if not line.startswith(" "):
+            current = listed[line.split()[0]] = {}
+        else:
+            name, _, rest = line.strip().partition("=")
+            current[name] = json.loads(rest.split(": ", 1)[0])
+    assert listed["saf"]["queue_order"] == "saf" and listed["filler"]["custom_mapping"] is True
+    assert listed["timeout"]["timeout"] == 5 and listed["oracle"]["timeout"] == 0
+    for name, cls in available().items():
+        accepted = combine({"timeout": PowerMixin, "oracle": OracleMixin}[name], "easy").OPTIONS \
+            if name in ("timeout", "oracle") else cls.OPTIONS
+        assert set(listed[name]) == set(accepted), name
+        policy = create(name, {k: v for k, v in listed[name].items() if v is not None})   # the defaults are valid
+        assert policy.queue_order == listed[name]["queue_order"]
+        if name in ("timeout", "oracle"):
+            assert policy.timeout == listed[name]["timeout"]
 
 
 def test_serve_unknown_scheduler(capsys):
@@ -182,3 +207,17 @@ def test_an_unsplittable_batsim_command_is_named(monkeypatch):
     with pytest.raises(LaunchError, match=r"\$BATSCHED_PY_BATSIM '\"/opt/batsim/bin/batsim' cannot be split like "
                                           r"a shell command: No closing quotation"):
         batsim_command()
+
+
+@pytest.mark.parametrize("transport", ["auto", "libzmq"])
+def test_serve_on_an_address_that_is_not_this_machines_says_so(capsys, transport):
+    code, _, err = run_main(capsys, "serve", "--scheduler", "easy", "--socket", "tcp://999.1.1.1:28000",
+                            "--transport", transport)
+    assert code == 2 and err.count("\n") == 1
+    assert "cannot bind tcp://999.1.1.1:28000: '999.1.1.1' is neither an IP address, a host name nor a network " \
+           "interface of this machine" in err and "No such device" not in err
+
+
+def test_swf2json_on_a_missing_file_names_it(capsys, tmp_path):
+    code, _, err = run_main(capsys, "swf2json", str(tmp_path / "nope.swf"), str(tmp_path / "o.json"))
+    assert code == 2 and err == f"swf2json: error: {tmp_path / 'nope.swf'}: no such file or directory\n"

@@ -111,6 +111,11 @@ def test_missing_mypy_is_a_one_line_message(monkeypatch):
         mypyc_extensions(["bdist_wheel"])
 
 
+def _site_dirs() -> list[str]:
+    """This interpreter's site-packages directories (a venv's own when it runs in one)."""
+    return sorted({sysconfig.get_path("purelib"), sysconfig.get_path("platlib")})
+
+
 @pytest.mark.slow
 def test_compiled_wheel_in_a_fresh_venv(tmp_path):
     if find_spec("mypyc") is None:
@@ -121,13 +126,16 @@ def test_compiled_wheel_in_a_fresh_venv(tmp_path):
     src = tmp_path / "src"
 
     venv = tmp_path / "venv"
-    run([sys.executable, "-m", "venv", "--system-site-packages", venv])
+    run([sys.executable, "-m", "venv", venv])
     python = venv / "bin" / "python"
     run([python, "-m", "pip", "install", "-q", "--no-deps", "--no-index", wheel], env=env)
     site = Path(run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], env=env).stdout.strip())
-    # The tests import ``tests.helpers``: the repository goes on sys.path *after* the venv's
-    # site-packages (a .pth file), so ``batsched_py`` is still the wheel's, not the sources here.
-    (site / "batsched_py_tests.pth").write_text(f"{ROOT}\n")
+    # The dependencies (procset, pytest, ...) come from this interpreter's site-packages, whether
+    # it is a venv or not (--system-site-packages would reach the *base* interpreter's, which a
+    # venv's lacks). Paths in a .pth file go on sys.path after the venv's site-packages, and
+    # their own .pth files are not read, so ``batsched_py`` is still the wheel's, not an editable
+    # install's. The repository goes there too: the tests import ``tests.helpers``.
+    (site / "batsched_py_tests.pth").write_text("".join(f"{d}\n" for d in [*_site_dirs(), ROOT]))
 
     probe = ("import json, batsched_py, batsched_py.emulator.engine as e; "
              "print(json.dumps([batsched_py.__file__, e.__file__, batsched_py.compiled_modules()]))")

@@ -139,3 +139,13 @@ def test_compare_checks_its_directories_before_any_run(tmp_path, capsys):
     assert main(["compare", *inputs, "-o", str(blocker / "c")]) == 2
     assert (f"compare: error: -o {blocker / 'c'}: cannot create the output directory (Not a directory)"
             in capsys.readouterr().err)
+
+
+def test_run_writes_into_a_directory_with_o_as_compare_does(tmp_path, capsys):
+    inputs = ["-p", str(CASE / "inputs/energy_platform_homogeneous_no_net_128.xml"),
+              "-w", str(CASE / "inputs/semantics_8.json"), "--scheduler", "fcfs", "--no-progress"]
+    assert main(["run", *inputs, "-o", str(tmp_path / "d")]) == 0
+    assert (tmp_path / "d" / "out_jobs.csv").is_file() and f"{tmp_path / 'd' / 'out'}_*.csv" in capsys.readouterr().out
+    with pytest.raises(SystemExit):      # one place or the other
+        main(["run", *inputs, "-o", str(tmp_path / "d"), "-e", str(tmp_path / "p")])
+    assert "not allowed with argument" in capsys.readouterr().err

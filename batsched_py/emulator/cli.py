@@ -6,6 +6,7 @@ import sys
 from typing import Any, Optional, Sequence
 
 from ..argtypes import count, non_negative
+from ..interrupts import exit_status, interruption, signals_interrupt
 from .engine import EngineOptions, Exchange
 from .errors import EmulatorError
 
@@ -119,11 +120,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 0
     try:
         ns = _parse(args)
-        with ZmqPeer(ns.socket_endpoint, ns.timeout, ns.busy_wait / 1e6) as peer:
+        with ZmqPeer(ns.socket_endpoint, ns.timeout, ns.busy_wait / 1e6) as peer, signals_interrupt():
             result = emulate(args, peer)
     except (EmulatorError, PlatformError, OSError) as exc:
         print(f"batsched-py emulate: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as exc:
+        print(f"batsched-py emulate: {interruption(exc)}; the outputs are marked PREFIX_INCOMPLETE", file=sys.stderr)
+        return exit_status(exc)
     if not ns.quiet:
         print(f"simulation finished at t={result.end_time:g}: {len(result.jobs)} jobs, "
               f"{result.messages} messages", file=sys.stderr)

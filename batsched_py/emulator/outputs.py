@@ -18,9 +18,12 @@
   ``%g``, host interval set, new pstate; -1 = switching on, -2 =
   switching off; initial rows at time 0 grouped by pstate).
 
-Incomplete runs: ``close(..., complete=False, error=msg)`` still writes every
-file with what is known and adds ``PREFIX_INCOMPLETE`` holding the error, so
-a failed run leaves evidence instead of nothing.
+Incomplete runs: ``PREFIX_INCOMPLETE`` exists from the start of a run until it
+closes complete, so outputs cut short by anything (SIGKILL included) are marked.
+``close(..., complete=False, error=msg)`` still writes every file with what is
+known and leaves the marker holding the error, so a failed run leaves evidence
+instead of nothing.  A run removes the output files an earlier run left at its
+prefix (a stale consumed_energy.csv would otherwise pass for this run's).
 
 Memory: nothing is kept per job.  jobs.csv rows are written as jobs finish and
 schedule.csv's figures are running sums/maxima (added in the same order as a
@@ -40,7 +43,7 @@ from ..protocol.intervals import format_intervals
 from .machines import MachineStats
 
 __all__ = ["OutputWriters", "BATSIM_VERSION", "JOBS_COLUMNS",
-           "SCHEDULE_COLUMNS"]
+           "SCHEDULE_COLUMNS", "OUTPUT_SUFFIXES", "mark_incomplete", "remove_previous_outputs"]
 
 BATSIM_VERSION = "4.2.1"
 JOBS_COLUMNS = ("job_id,workload_name,profile,submission_time,requested_number_of_resources,"
@@ -56,6 +59,24 @@ SCHEDULE_COLUMNS = ("batsim_version,consumed_joules,makespan,max_slowdown,max_tu
 SUCCESS = "COMPLETED_SUCCESSFULLY"
 REJECTED = "REJECTED"
 NULL_TIME_RUNTIME = 1e-5  # what Batsim writes as the runtime of a job that ran in no time
+# every file a run writes at its prefix (Batsim's, and the emulator's marker)
+OUTPUT_SUFFIXES = ("_jobs.csv", "_schedule.csv", "_machine_states.csv", "_consumed_energy.csv",
+                   "_pstate_changes.csv", "_INCOMPLETE")
+
+
+def mark_incomplete(prefix: str, reason: str) -> None:
+    """Write ``PREFIX_INCOMPLETE`` saying why the outputs at ``prefix`` are not a whole run."""
+    with open(prefix + "_INCOMPLETE", "w") as f:
+        f.write(reason + "\n")
+
+
+def remove_previous_outputs(prefix: str) -> None:
+    """Remove the files of an earlier run at ``prefix``: a run need not write all of them."""
+    for suffix in OUTPUT_SUFFIXES:
+        try:
+            os.remove(prefix + suffix)
+        except FileNotFoundError:
+            pass
 
 
 def _csv_quote(text: str) -> str:
@@ -85,9 +106,9 @@ class OutputWriters:
         d = os.path.dirname(self.prefix)
         if d:
             os.makedirs(d, exist_ok=True)
-        marker = self.prefix + "_INCOMPLETE"
-        if os.path.exists(marker):
-            os.remove(marker)
+        remove_previous_outputs(self.prefix)
+        # (removed when the run closes complete)
+        mark_incomplete(self.prefix, "simulation running, or stopped before it could close its outputs (killed)")
         # (None: Batsim's --disable-machine-state-tracing, rows are dropped)
         self._states = self._open("_machine_states.csv",
                                   "time,nb_sleeping,nb_switching_on,nb_switching_off,nb_idle,"
@@ -231,9 +252,10 @@ class OutputWriters:
         with open(self.prefix + "_schedule.csv", "w") as f:
             f.write(SCHEDULE_COLUMNS + "\n")
             f.write(self._schedule_line(stats, nb_jobs, scheduling_time, simulation_time) + "\n")
-        if not complete:
-            with open(self.prefix + "_INCOMPLETE", "w") as f:
-                f.write(f"simulation stopped at t={end_time:f}: {error or 'unknown error'}\n")
+        if complete:
+            os.remove(self.prefix + "_INCOMPLETE")
+        else:
+            mark_incomplete(self.prefix, f"simulation stopped at t={end_time:f}: {error or 'unknown error'}")
 
     def _schedule_line(self, s: MachineStats, nb_jobs: int | None, scheduling_time: float,
                        simulation_time: float) -> str:

@@ -7,6 +7,8 @@ EmulatorError with one readable line.
 """
 from __future__ import annotations
 
+import sys
+
 import zmq
 
 from .. import protocol as p
@@ -27,13 +29,14 @@ class ZmqPeer:
         self._sock.setsockopt(zmq.LINGER, 0)
         self._sock.connect(endpoint)
         self.index = 0
+        self.notice_after = 2.0     # seconds without a first reply before saying we wait
 
     def __call__(self, request: p.Message) -> p.Message:
         self.index += 1
         self._sock.send(p.encode_message(request))
         raw = recv_polling(self._sock, self.busy_wait)
         if raw is None:
-            if not self._sock.poll(max(1, int((self.timeout - self.busy_wait) * 1000))):
+            if not self._wait(self.timeout - self.busy_wait):
                 raise EmulatorError(f"message {self.index}: the scheduler at {self.endpoint} did not reply "
                                     f"within {self.timeout:g} s (is it running? --timeout to wait longer)")
             raw = self._sock.recv()
@@ -41,6 +44,17 @@ class ZmqPeer:
             return p.decode_message(raw, sender="scheduler")
         except p.ProtocolError as exc:
             raise EmulatorError(f"reply to message {self.index}: malformed: {exc}") from None
+
+    def _wait(self, seconds: float) -> bool:
+        """Wait up to ``seconds`` for the reply; while the first one is late, say what we wait for
+        (a scheduler not started yet would otherwise look like a hung emulator)."""
+        if self.index == 1 and self.notice_after < seconds:
+            if self._sock.poll(int(self.notice_after * 1000)):
+                return True
+            print(f"batsched-py emulate: waiting for the scheduler at {self.endpoint} (giving up after "
+                  f"{self.timeout:g} s, see --timeout)", file=sys.stderr, flush=True)
+            seconds -= self.notice_after
+        return bool(self._sock.poll(max(1, int(seconds * 1000))))
 
     def close(self) -> None:
         self._sock.close(0)

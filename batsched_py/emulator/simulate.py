@@ -2,17 +2,17 @@
 from __future__ import annotations
 
 import gc
-import sys
 import time
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Generator, Optional, Sequence
+from typing import Any, Generator, Optional, Sequence
 
 from procset import ProcSet
 
 from .. import protocol as p
+from ..interrupts import interruption
 from ..workloads.document import WorkloadError, read_workload_file
 from .engine import Engine, EngineOptions, Exchange
 from .errors import EmulatorError, NetworkNotModelledWarning
@@ -20,6 +20,7 @@ from .events_file import load_events
 from .machines import Machines
 from .outputs import OutputWriters
 from .platform import load_platform
+from .progress import progress_bar
 from .workload import load_workload, nb_res_of
 
 __all__ = ["simulate", "run_engine", "Emulation", "SimulationResult", "JobOutcome"]
@@ -50,36 +51,6 @@ class SimulationResult:
     output_prefix: Optional[Path]
     messages: int
     complete: bool
-
-
-def _progress_bar(enabled: bool) -> tuple[Optional[Callable[[int, int], None]], Callable[[], None]]:
-    if not enabled:
-        return None, lambda: None
-    try:
-        from tqdm import tqdm
-        bar = tqdm(total=0, unit="job", desc="finished", file=sys.stderr)
-
-        def update(submitted: int, finished: int) -> None:
-            bar.total = submitted
-            bar.n = finished
-            if finished % 100 == 0 or finished == submitted:
-                bar.refresh()
-        return update, bar.close
-    except ImportError:
-        shown, text = 0.0, ""       # (when the count was last shown, and the last count)
-
-        def update(submitted: int, finished: int) -> None:
-            nonlocal shown, text
-            text = f"\r{finished}/{submitted} jobs finished"
-            now = time.monotonic()
-            if now - shown > 0.5:
-                shown = now
-                print(text, end="", file=sys.stderr, flush=True)
-
-        def close() -> None:   # the final count, not the last one shown
-            if text:
-                print(text, file=sys.stderr, flush=True)
-        return update, close
 
 
 def run_engine(platform: str | Path, workloads: Sequence[str | Path], exchange: Exchange, *,
@@ -145,7 +116,7 @@ class Emulation:
         self.output_prefix = Path(output_prefix) if output_prefix is not None else None
         self.energy = energy
         self.machines = Machines(plat, self.writers, energy_enabled=energy)
-        update, self._close_bar = _progress_bar(progress)
+        update, self._close_bar = progress_bar(progress, sum(len(w.jobs) for w in wls))
         self.engine = Engine(plat, wls, evs, self.machines, self.writers, _no_exchange, options, update)
         self._steps: Optional[Generator[p.Message, p.Message, None]] = None
         self.complete = False
@@ -179,8 +150,10 @@ class Emulation:
 
     def __exit__(self, kind, exc, tb) -> None:
         if exc is not None and self.error is None:
-            # (a scheduler crash, a protocol error: the incomplete outputs say what it was)
-            self.error = str(exc) if isinstance(exc, EmulatorError) else f"{kind.__name__}: {exc}"
+            # (a scheduler crash, a protocol error, Ctrl-C or SIGTERM through signals_interrupt():
+            # the incomplete outputs say what it was)
+            self.error = (str(exc) if isinstance(exc, EmulatorError) else interruption(exc)
+                          if isinstance(exc, KeyboardInterrupt) else f"{kind.__name__}: {exc}")
         self.close()
 
     def close(self) -> SimulationResult:

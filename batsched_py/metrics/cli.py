@@ -5,6 +5,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..platforms.time_unit import resolve_time_unit
+from .checks import run_problems
 from .compare import compare_table, format_table, write_csv
 from .io import MetricsInputError, require_path
 from .jobs import read_jobs
@@ -23,6 +25,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs-csv", metavar="DIR",
                    help="write one per-job metrics CSV per run into DIR (NAME_job_metrics.csv)")
     p.add_argument("--all-columns", action="store_true", help="print every summary column")
+    p.add_argument("--time-unit", help="time unit of the runs, for the table's units (default: detected from "
+                                       "-p's switching times, else s; energies are in watts times it)")
+    p.add_argument("--force", action="store_true",
+                   help="report on runs marked incomplete (PREFIX_INCOMPLETE) or holding files left by an "
+                        "earlier run, with a warning, instead of refusing them")
     return p
 
 
@@ -39,6 +46,11 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     results = parse_sources(args.sources)
     try:
+        for source in results.values():
+            for problem in run_problems(source):
+                if not args.force:
+                    raise MetricsInputError(f"{problem} (--force to report on it anyway)")
+                print(f"metrics: warning: {problem}", file=sys.stderr)
         rows = compare_table(results, args.platform)
         if args.jobs_csv:
             Path(args.jobs_csv).mkdir(parents=True, exist_ok=True)
@@ -51,7 +63,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"metrics: error: {exc}", file=sys.stderr)
         return 2
     columns = list(rows[0]) if args.all_columns and rows else None
-    print(format_table(rows, columns))
+    unit, note = resolve_time_unit(args.time_unit, args.platform) if args.platform else (args.time_unit or "s", None)
+    if note:
+        print(f"metrics: {note}", file=sys.stderr)
+    print(format_table(rows, columns, unit))
     return 0
 
 

@@ -5,13 +5,16 @@ import csv
 import math
 from pathlib import Path
 
+from .energy import energy_unit
 from .summary import summary
 
 # Columns shown in the terminal table (the CSV keeps every column).
-TABLE_COLUMNS = ["run", "nb_jobs", "nb_jobs_finished", "makespan", "waiting_time_mean",
-                 "waiting_time_p90", "slowdown_mean", "bounded_slowdown_mean",
+TABLE_COLUMNS = ["run", "nb_jobs", "nb_jobs_finished", "nb_jobs_killed", "nb_jobs_rejected", "makespan",
+                 "waiting_time_mean", "waiting_time_p90", "slowdown_mean", "bounded_slowdown_mean",
                  "bounded_slowdown_max", "utility_mean", "utilisation", "energy_total",
                  "energy_wasted", "onoff_cycles_total"]
+# Column name prefixes counted in the platform's time unit ("t") or in watts times it ("e").
+UNIT_PREFIXES = {"makespan": "t", "waiting_time": "t", "turnaround_time": "t", "energy_": "e"}
 
 
 def compare_table(results: dict[str, Path], platform: str | Path | None = None) -> list[dict]:
@@ -36,13 +39,22 @@ def _text(value) -> str:
     return str(value)
 
 
-def format_table(rows: list[dict], columns: list[str] | None = None) -> str:
-    """Aligned plain-text table (numbers right-aligned, NaN shown as '-')."""
+def column_title(column: str, time_unit: str = "s") -> str:
+    """``column`` with its unit: ``makespan (s)``, ``energy_total (J)``, ``energy_total (W·min)``."""
+    for prefix, kind in UNIT_PREFIXES.items():
+        if column.startswith(prefix):
+            return f"{column} ({time_unit if kind == 't' else energy_unit(time_unit)})"
+    return column
+
+
+def format_table(rows: list[dict], columns: list[str] | None = None, time_unit: str = "s") -> str:
+    """Aligned plain-text table (numbers right-aligned, NaN shown as '-'), units in the titles."""
     columns = [c for c in (columns or TABLE_COLUMNS) if any(c in r for r in rows)]
     cells = [[_text(r.get(c, "")) or "-" for c in columns] for r in rows]
-    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
+    titles = [column_title(c, time_unit) for c in columns]
+    widths = [max([len(t)] + [len(row[i]) for row in cells]) for i, t in enumerate(titles)]
     lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                       for i, (c, w) in enumerate(zip(columns, widths)))]
+                       for i, (c, w) in enumerate(zip(titles, widths)))]
     lines.append("  ".join("-" * w for w in widths))
     for row in cells:
         lines.append("  ".join(v.ljust(w) if i == 0 else v.rjust(w)

@@ -30,6 +30,15 @@ def energy_unit(time_unit: str) -> str:
     return "J" if time_unit == "s" else f"W·{time_unit}"
 
 
+SECONDS_PER = {"s": 1.0, "min": 60.0, "h": 3600.0}
+
+
+def to_kwh(value: float, time_unit: str) -> float | None:
+    """An energy in watts x ``time_unit`` in kWh (None when the unit is not one of SECONDS_PER)."""
+    seconds = SECONDS_PER.get(time_unit)
+    return None if seconds is None else value * seconds / 3.6e6
+
+
 STATE_COLUMNS = ["nb_sleeping", "nb_switching_on", "nb_switching_off", "nb_idle", "nb_computing"]
 SWITCHING_OFF = -2
 

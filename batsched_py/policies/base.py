@@ -34,6 +34,12 @@ class QueuePolicy(Scheduler):
     #: a queue order forced by a registered variant (``saf``, ``sjf``)
     default_queue_order = "fcfs"
 
+    @classmethod
+    def option_defaults(cls) -> dict[str, Any]:
+        """Every option of OPTIONS with its default (None: absent, unused), for list-schedulers."""
+        return {"queue_order": cls.default_queue_order, "allocation": "lowest", "contiguous": False,
+                "cores_per_node": 1, "seed": 0}
+
     def __init__(self, options: Optional[Mapping[str, Any]] = None):
         super().__init__(options)
         unknown = set(self.options) - self.OPTIONS

@@ -15,6 +15,10 @@ class Filler(QueuePolicy):
     description = "first fit in queue order, no reservation (batsched filler)"
     OPTIONS = QueuePolicy.OPTIONS | {"custom_mapping"}
 
+    @classmethod
+    def option_defaults(cls):
+        return {**super().option_defaults(), "custom_mapping": True}
+
     def decide(self) -> None:
         for job in self.released:
             self.admit(job)

@@ -15,3 +15,27 @@ def number_option(options: Mapping[str, Any], name: str, default: float, *, posi
         raise PolicyOptionError(f"option {name}: {value!r} is not a finite {'positive' if positive else 'non-negative'} "
                                 "number")
     return float(value)
+
+
+#: What each built-in option does, for ``list-schedulers`` (defaults: each policy's OPTION_DEFAULTS).
+OPTION_HELP = {
+    "queue_order": "queue order: fcfs, lcfs, saf, laf, sjf, ljf, smallest, largest",
+    "allocation": "host selection: lowest, contiguous, round_robin, consolidation, random",
+    "contiguous": "contiguous hosts when true (as allocation 'contiguous')",
+    "cores_per_node": "hosts per node, allocated and switched together",
+    "seed": "seed of allocation 'random'",
+    "custom_mapping": "send an explicit executor-to-host mapping, as batsched's filler does",
+    "base": "the queue policy under power management",
+    "timeout": "idle time units before a node is switched off",
+    "threshold": "longest wait (time units) a queued job may get to keep sleeping nodes off",
+    "workload": "workload JSON holding the jobs' real runtimes",
+    "host_speed": "host speed (flop/s) turning parallel_homogeneous profiles into runtimes",
+    "keep_on": "keep nodes planned within this many time units on",
+}
+
+
+def describe_options(defaults: Mapping[str, Any]) -> list[str]:
+    """One line per option: name, default (JSON), what it does."""
+    import json
+    return [f"{name}={json.dumps(default)}: {OPTION_HELP.get(name, '')}".rstrip(": ")
+            for name, default in sorted(defaults.items())]

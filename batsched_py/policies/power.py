@@ -51,6 +51,8 @@ else:
 class PowerMixin(_MixinBase):
     """Pending launches, node grouping, switching off idle nodes after a timeout."""
     POWER_OPTIONS = frozenset({"base", "timeout", "cores_per_node"})
+    needs_energy = True     # switching hosts needs Batsim's -E (read by compare's checks)
+    POWER_DEFAULTS: dict[str, Any] = {"base": "easy", "timeout": 5}
 
     def __init__(self, options: Optional[Mapping[str, Any]] = None):
         super().__init__(options)
@@ -179,6 +181,8 @@ class OracleMixin(PowerMixin):
     """Timeout 0 plus exact knowledge of runtimes: plan with them, keep planned nodes on, and keep
     sleeping nodes off while queued jobs can wait for hosts that are on (within ``threshold``)."""
     POWER_OPTIONS = PowerMixin.POWER_OPTIONS | {"threshold", "workload", "host_speed", "keep_on"}
+    POWER_DEFAULTS = {"base": "easy", "timeout": 0, "threshold": 0, "keep_on": 0, "workload": None,
+                      "host_speed": None}
 
     def __init__(self, options=None):
         options = dict(options or {})
@@ -287,7 +291,7 @@ def read_runtimes(path: str, host_speed: Optional[float]) -> dict[str, float]:
 _COMBINED: dict[tuple[type, str], type] = {}
 
 
-def combine(mixin: type[PowerMixin], base: str) -> type:
+def combine(mixin: type[PowerMixin], base: str) -> type[QueuePolicy]:
     """The class ``base`` policy + power ``mixin`` (created once per pair)."""
     if not isinstance(base, str):
         raise PolicyOptionError(f"option base: {base!r} is not a policy name")
@@ -308,6 +312,11 @@ def combine(mixin: type[PowerMixin], base: str) -> type:
 
 class _PowerEntry(Scheduler):
     mixin: type[PowerMixin] = PowerMixin
+
+    @classmethod
+    def option_defaults(cls) -> dict[str, Any]:
+        """The default base's options, then the power management's."""
+        return {**combine(cls.mixin, "easy").option_defaults(), **cls.mixin.POWER_DEFAULTS}
 
     def __new__(cls, options=None):
         return combine(cls.mixin, (options or {}).get("base", "easy"))(options)

@@ -25,6 +25,7 @@ Selector = Callable[[int, int], Optional[int]]
 #: with floats), and integer additions are far cheaper than Fraction ones.
 FRACTION_BITS = 128
 _SCALE = float(2 ** FRACTION_BITS)
+MAX_TIME = 2.0 ** (1024 - FRACTION_BITS)     # (times beyond overflow the fixed point's float scaling)
 
 
 class TimeResolutionError(ValueError):
@@ -46,6 +47,10 @@ def fixed(t: float) -> int:
         if not f.is_integer():
             if t != t or t in (INF, -INF):
                 raise TimeResolutionError(f"time {t} is not finite")
+            if f in (INF, -INF):
+                raise TimeResolutionError(f"the reservation profile (EASY, conservative) cannot hold time {t!r}: "
+                                          f"its exact fixed point ends at {MAX_TIME:.3g} (a job's subtime, "
+                                          "walltime or Batsim's now)")
             raise TimeResolutionError(f"time {t!r} has bits below 2**-{FRACTION_BITS}")
         v = int(f)
     if len(_FIXED) >= 1 << 16:

@@ -12,6 +12,7 @@ sleeping in slices so Ctrl-C and a watchdog are served), send a reply, close.
 """
 from __future__ import annotations
 
+import errno
 import os
 import select
 import socket
@@ -102,7 +103,8 @@ class SocketRep(RepEndpoint):
     """A REP endpoint speaking ZMTP on a plain listening socket.
 
     It serves the first peer to send a request.  Until then every connection is a candidate, so
-    a port probe or an idle stray connection cannot keep Batsim waiting; then the others are
+    a port probe, an idle stray connection or one sending garbage (an HTTP request) cannot keep
+    Batsim waiting: the garbage's sender is dropped, as libzmq drops it; then the others are
     closed and no more are accepted.
     """
 
@@ -121,7 +123,7 @@ class SocketRep(RepEndpoint):
             self._listener.setblocking(False)
         except OSError as exc:
             self._listener.close()
-            raise OSError(f"cannot bind {endpoint}: {exc.strerror or exc}") from None
+            raise OSError(f"cannot bind {endpoint}: {_bind_failure(endpoint, exc)}") from None
         self._sock: Optional[socket.socket] = None        # the peer's, once it sent a request
         self._conn: Optional[RepConnection] = None
         self._candidates: dict[socket.socket, RepConnection] = {}
@@ -210,10 +212,16 @@ class SocketRep(RepEndpoint):
                 continue
             except ConnectionError:
                 data = b""
+            except ZmtpError:       # not a ZeroMQ peer (an HTTP probe, say): Batsim may still come
+                data = b""
             if not data:            # gone before its first request: a probe, say
                 self._drop(sock)
                 continue
-            request = conn.next_request()
+            try:
+                request = conn.next_request()
+            except ZmtpError:       # a ZeroMQ peer that is no REQ socket: not Batsim either
+                self._drop(sock)
+                continue
             if request is not None:
                 self._serve(sock, conn)
                 return request
@@ -258,6 +266,18 @@ def _exchange(sock: socket.socket, conn: RepConnection) -> bytes:
     return data
 
 
+def _bind_failure(endpoint: str, exc: "OSError | zmq.ZMQError") -> str:
+    """Why ``endpoint`` cannot be bound, in words: libzmq says "No such device" for a host that is
+    no address, name or interface it knows (tcp://999.1.1.1:28000)."""
+    host = endpoint.partition("://")[2].rpartition(":")[0]
+    if exc.errno == errno.ENODEV:
+        return (f"{host!r} is neither an IP address, a host name nor a network interface of this machine "
+                "(e.g. tcp://127.0.0.1:28000, or tcp://*:28000 for every interface)")
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return f"{host!r} is not an address of this machine ({exc.strerror})"
+    return str(exc.strerror or exc)
+
+
 def _remove_stale_socket(path: str) -> None:
     """libzmq replaces a socket file left behind at an ipc:// path; anything else is kept."""
     try:
@@ -278,7 +298,7 @@ class LibzmqRep(RepEndpoint):
             self._sock.bind(endpoint)
         except zmq.ZMQError as exc:
             self._sock.close()
-            raise OSError(f"cannot bind {endpoint}: {exc}") from None
+            raise OSError(f"cannot bind {endpoint}: {_bind_failure(endpoint, exc)}") from None
 
     def poll(self, seconds: float) -> Optional[bytes]:
         return recv_polling(self._sock, seconds)

@@ -16,6 +16,7 @@ from .characterise import DEFAULT_GAP, sequential_shares, write_shares_csv
 from .convert import PWA_CITATION, ConvertOptions, build_workload, describe, prepare
 from .episodes import split_episodes
 from .swf import SwfError, read_swf
+from ..textfiles import os_error
 from .upgrade import WorkloadError, upgrade_workload_file
 
 
@@ -87,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _convert(args, argv)
     except (SwfError, ValueError, OSError) as exc:     # (OSError: unreadable input, unwritable output)
-        print(f"swf2json: error: {exc}", file=sys.stderr)
+        print(f"swf2json: error: {os_error(exc) if isinstance(exc, OSError) else exc}", file=sys.stderr)
         return 2
 
 
@@ -145,7 +146,7 @@ def workload_main(argv: list[str] | None = None) -> int:
         else:
             _characterise(args)
     except (SwfError, WorkloadError, ValueError, OSError) as exc:
-        print(f"workload: error: {exc}", file=sys.stderr)
+        print(f"workload: error: {os_error(exc) if isinstance(exc, OSError) else exc}", file=sys.stderr)
         return 2
     return 0
 

@@ -2,6 +2,7 @@
 (the emulator, the oracle policy, the Batsim 3 upgrade): an unreadable file, text that is not
 UTF-8 or JSON, or a wrong shape is named in one line, never a traceback."""
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +25,19 @@ def read_workload_file(path: str | Path) -> tuple[dict[str, Any], dict[str, Any]
         raise WorkloadError(not_utf8(exc)) from None
     except ValueError as exc:       # JSONDecodeError, or an integer of more than 4300 digits
         raise WorkloadError(f"invalid JSON ({exc})") from None
+    except RecursionError:
+        raise WorkloadError(f"JSON nested too deep for Python's parser (about {sys.getrecursionlimit()} levels "
+                            "at most)") from None
     if not isinstance(data, dict):
         raise WorkloadError("the top level must be a JSON object")
-    profiles, jobs = data.get("profiles", {}), data.get("jobs", [])
+    if "jobs" not in data:     # (Batsim aborts too)
+        raise WorkloadError("no 'jobs' list (write \"jobs\": [] for a workload without static jobs)")
+    profiles, jobs = data.get("profiles", {}), data["jobs"]
     if not isinstance(profiles, dict) or not isinstance(jobs, list):
         raise WorkloadError("'profiles' must be an object and 'jobs' a list")
+    for i, job in enumerate(jobs):
+        # Batsim reads a job id as WORKLOAD!NAME and aborts on a second '!'
+        if isinstance(job, dict) and isinstance(job.get("id"), str) and job["id"].count("!") > 1:
+            raise WorkloadError(f"jobs[{i}]: job id {job['id']!r} has more than one '!' (a job id is NAME or "
+                                "WORKLOAD!NAME)")
     return data, profiles, jobs

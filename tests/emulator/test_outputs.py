@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+from pathlib import Path
 
 import pytest
 from procset import ProcSet
@@ -144,5 +145,17 @@ def test_incomplete_run_keeps_outputs(tmp_path):
     assert _lines(prefix + "_machine_states.csv")[1] == "0.5,0,0,0,3,1"
     sched = list(csv.DictReader(open(prefix + "_schedule.csv")))[0]
     assert sched["nb_jobs"] == "2" and sched["success_rate"] == "0.500000"
-    OutputWriters(prefix)  # a new run clears the stale marker
+    again = OutputWriters(prefix)  # a new run without -E: the previous run's files go, the marker says running
+    assert not Path(prefix + "_consumed_energy.csv").exists() and not Path(prefix + "_pstate_changes.csv").exists()
+    assert "running" in (tmp_path / "sub" / "out_INCOMPLETE").read_text()
+    again.close(0.0, stats, nb_jobs=0)
     assert not (tmp_path / "sub" / "out_INCOMPLETE").exists()
+
+
+def test_outputs_are_marked_incomplete_until_closed_complete(tmp_path):
+    """A run killed before it can close (SIGKILL) leaves marked outputs, never bare partial CSVs."""
+    prefix = str(tmp_path / "out")
+    w = OutputWriters(prefix, energy=True)
+    assert "killed" in Path(prefix + "_INCOMPLETE").read_text() and Path(prefix + "_jobs.csv").exists()
+    w.close(1.0, MachineStats(0.0, 4, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0), nb_jobs=0)
+    assert not Path(prefix + "_INCOMPLETE").exists() and Path(prefix + "_consumed_energy.csv").exists()

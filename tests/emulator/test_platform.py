@@ -58,6 +58,7 @@ def test_pstates_sleep_and_energy_values():
     assert h.is_compute_pstate(0) and not h.is_compute_pstate(14) and h.is_sleep_pstate(13)
 
 
+@pytest.mark.skipif(not (DATA / "batsim/platforms").is_dir(), reason="needs Batsim's platforms in ../shared")
 def test_two_value_wattage_and_clusters():
     p = load_platform(DATA / "batsim/platforms/cluster_energy_128.xml", energy=True)
     h = p.hosts[0]

@@ -85,7 +85,7 @@ def test_plain_progress_ends_with_the_final_count(tmp_path, monkeypatch, capsys)
     monkeypatch.setitem(sys.modules, "tqdm", None)
     _, workload = _inputs(tmp_path)
     simulate(NO_NET, [workload], create("fcfs"), progress=True)
-    assert capsys.readouterr().err.rstrip().endswith("1/1 jobs finished")
+    assert capsys.readouterr().err.rstrip().endswith("1/1 jobs finished (100%)")
 
 
 def test_kill_on_a_modelled_network_warns(tmp_path):
@@ -163,3 +163,42 @@ def test_mmax_workload_names_an_unreadable_workload(tmp_path):
     workload.write_text("[1, 2")
     with pytest.raises(EmulatorError, match=r"--mmax-workload: .*broken\.json: invalid JSON"):
         simulate(NO_NET, [workload], create("fcfs"), mmax_workload=True)
+
+
+def _three_jobs(tmp_path) -> Path:
+    workload = tmp_path / "three.json"
+    workload.write_text(json.dumps({"nb_res": 4, "profiles": {"d": {"type": "delay", "delay": 5}},
+                                    "jobs": [{"id": str(i), "subtime": 10 * i, "res": 1, "profile": "d"}
+                                             for i in range(3)]}))
+    return workload
+
+
+def test_progress_counts_against_the_workloads_jobs_in_plain_lines_off_a_terminal(tmp_path, capsys):
+    """stderr is not a terminal here: lines out of the workload's 3 jobs (not out of the jobs
+    submitted so far, which read ~100% throughout), and no carriage return."""
+    from batsched_py.emulator.progress import progress_bar
+    simulate(NO_NET, [_three_jobs(tmp_path)], create("fcfs"), progress=True)
+    err = capsys.readouterr().err
+    assert err == "3/3 jobs finished (100%)\n"
+    update, close = progress_bar(True, 20)     # a line per tenth of the jobs, and the last count
+    for finished in range(8):
+        update(finished + 5, finished)
+    close()
+    err = capsys.readouterr().err
+    assert err.splitlines() == ["0/20 jobs finished (0%)", "2/20 jobs finished (10%)", "4/20 jobs finished (20%)",
+                                "6/20 jobs finished (30%)", "7/20 jobs finished (35%)"]
+
+
+def test_progress_on_a_terminal_rewrites_one_line(tmp_path, monkeypatch):
+    import os
+    import pty
+    from batsched_py.emulator.progress import progress_bar
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    master, slave = pty.openpty()
+    with os.fdopen(slave, "w") as terminal:
+        update, close = progress_bar(True, 3, terminal)
+        update(1, 0)
+        close()
+    text = os.read(master, 1000).decode()
+    os.close(master)
+    assert text.startswith("\r0/3 jobs finished (0%)"), text

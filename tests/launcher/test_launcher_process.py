@@ -230,3 +230,16 @@ def test_sigint_to_cli_run_leaves_no_batsim_behind(tmp_path, fake_mode):
     assert child.returncode == 130, err
     assert "interrupted" in err and "Traceback" not in err
     assert not alive(batsim_pid)
+    assert (tmp_path / "out_INCOMPLETE").read_text() == "simulation stopped: interrupted by SIGINT\n"
+
+
+def test_cli_run_marks_the_outputs_of_a_batsim_that_failed(tmp_path, fake_mode):
+    fake_mode("crash")
+    (tmp_path / "out_consumed_energy.csv").write_text("time,energy\n0,25840\n")    # an earlier run's
+    env = {**os.environ, "BATSCHED_PY_BATSIM": " ".join(FAKE), "PYTHONPATH": str(REPO)}
+    done = subprocess.run(cli("run", "--backend", "batsim", "--scheduler", "fcfs", "-p", str(PLATFORM),
+                              "-w", str(WORKLOAD), "-e", str(tmp_path / "out"), "--no-progress"),
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "exited with code 3" in (tmp_path / "out_INCOMPLETE").read_text()
+    assert not (tmp_path / "out_consumed_energy.csv").exists()

@@ -40,16 +40,74 @@ def _spy_on_save(monkeypatch, module) -> dict:
     return seen
 
 
-def test_comparison_labels_follow_the_time_unit(tmp_path, monkeypatch):
+def test_comparison_labels_follow_the_time_unit_in_readable_units(tmp_path, monkeypatch):
+    """Energies in kWh and long times in days, converted from the platform's time unit: the
+    Taurus week's 2.08e+08 W·min are 3469 kWh, its 10436 min 7.2 days."""
     import batsched_py.plots.compare as module
     seen = _spy_on_save(monkeypatch, module)
+    bars = {}
+    original = module.plot_bars
+    monkeypatch.setattr(module, "plot_bars", lambda rows, metric, out, label, factor: bars.setdefault(
+        metric, factor) and original(rows, metric, out, label, factor))
     case = GOLDEN / "idle_sleeper-taurus-2016w13-E"     # a Taurus platform counted in minutes
     comparison_plots({"T": case}, tmp_path, time_unit="min")
-    assert seen["bar_energy_total"][2] == "energy (W·min)"
-    assert seen["bar_makespan"][2] == "makespan (min)"
-    assert seen["cdf_waiting_time"][1] == "waiting time (min)"
-    comparison_plots({"T": case}, tmp_path)
-    assert seen["bar_energy_total"][2] == "energy (J)"
+    assert seen["bar_energy_total"][2] == "energy (kWh)" and bars["energy_total"] == pytest.approx(60 / 3.6e6)
+    assert seen["bar_makespan"][2] == "makespan (days)" and bars["makespan"] == pytest.approx(1 / 1440)
+    assert seen["cdf_waiting_time"][1] == "waiting time (hours)"    # (the longest wait: over 3 hours)
+    bars.clear()
+    comparison_plots({"T": case}, tmp_path)              # the same numbers read as s and J
+    assert seen["bar_energy_total"][2] == "energy (kWh)" and bars["energy_total"] == pytest.approx(1 / 3.6e6)
+    assert seen["bar_makespan"][2] == "makespan (s)"     # 10436 s: under 3 hours
+    comparison_plots({"T": case}, tmp_path, time_unit="step")    # a unit we cannot convert: kept
+    assert seen["bar_energy_total"][2] == "energy (W·step)" and seen["bar_makespan"][2] == "makespan (step)"
+
+
+def test_cdf_curves_differ_in_line_style(tmp_path, monkeypatch):
+    import batsched_py.plots.compare as module
+    styles = {}
+    original = module.save
+
+    def spy(fig, out):
+        styles[Path(out).name] = [line.get_linestyle() for line in fig.axes[0].get_lines()]
+        return original(fig, out)
+    monkeypatch.setattr(module, "save", spy)
+    results = {name: GOLDEN / case for name, case in (("easy", "easy_bf-e128-hpc250"),
+                                                      ("fcfs", "fcfs_fast-e128-hpc250"),
+                                                      ("again", "easy_bf-e128-hpc250"))}
+    comparison_plots(results, tmp_path)
+    assert len(styles["cdf_slowdown"]) == 3 and len(set(styles["cdf_slowdown"])) == 3
+
+
+def test_gantt_keeps_its_hatching_legend_under_any_title(tmp_path, monkeypatch):
+    import batsched_py.plots.gantt as gantt
+    legends = {}
+    original = gantt.save
+
+    def spy(fig, out):
+        legend = fig.axes[0].get_legend()
+        legends[Path(out).name] = {t.get_text(): h.get_hatch() for t, h in zip(legend.get_texts(),
+                                                                                legend.legend_handles)}
+        return original(fig, out)
+    monkeypatch.setattr(gantt, "save", spy)
+    case = GOLDEN / "idle_sleeper-taurus-2016w13-E"
+    gantt.plot_gantt(case, tmp_path / "g", title="T5: jobs", time_unit="min")    # as compare calls it
+    assert legends["g"] == {"completed": None, "killed or failed": "//"}
+
+
+def test_power_of_an_empty_run_is_one_line_and_long_runs_read_in_days(tmp_path, capsys, monkeypatch):
+    import batsched_py.plots.power as power
+    seen = _spy_on_save(monkeypatch, power)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "out_jobs.csv").write_text((GOLDEN / "idle_sleeper-taurus-2016w13-E" / "out_jobs.csv").read_text())
+    (empty / "out_machine_states.csv").write_text("time,nb_sleeping,nb_switching_on,nb_switching_off,nb_idle,"
+                                                  "nb_computing\n")
+    assert main(["power", str(empty), "-o", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "out_machine_states.csv: no rows" in err
+    assert main(["power", str(GOLDEN / "idle_sleeper-taurus-2016w13-E"), "-o", str(tmp_path / "p"),
+                 "--time-unit", "min"]) == 0
+    assert seen["p"][2] == "power (kW)"
 
 
 def test_power_and_gantt_titles(tmp_path, monkeypatch):

@@ -309,13 +309,20 @@ def test_batsim_lost_mid_simulation(free_tcp_endpoint):
         _assert_clean_failure(server, "lost after 1 requests", "closed the connection")
 
 
-def test_peer_that_is_not_zeromq(free_tcp_endpoint):
+@pytest.mark.parametrize("transport", ["zmtp", "libzmq"])
+def test_a_stray_that_is_not_zeromq_is_ignored_and_batsim_served(free_tcp_endpoint, transport):
+    """An HTTP probe on serve's port, left open: serve drops it and serves the simulation of a
+    real libzmq REQ peer replaying Batsim's side, with either transport."""
     host, port = free_tcp_endpoint[len("tcp://"):].rsplit(":", 1)
-    with ServeProcess("fcfs", free_tcp_endpoint) as server:
+    transcript = read_transcript("fcfs_fast-e128-semantics-E")
+    with ServeProcess("fcfs", free_tcp_endpoint, "--transport", transport) as server:
         server.wait_listening()
         with socket.create_connection((host, int(port))) as conn:
             conn.sendall(b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n" + bytes(40))
-            _assert_clean_failure(server, "not a ZeroMQ socket")
+            time.sleep(0.2)
+            replies = replay_batsim_side(free_tcp_endpoint, transcript, timeout=10)
+            assert server.wait(PROMPT) == 0, server.stderr
+    assert len(replies) == len(transcript) // 2 and "simulation ended" in server.stderr
 
 
 def test_unbindable_endpoint_for_zmtp():

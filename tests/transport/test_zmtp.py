@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import socket
 import threading
+import time
 
 import pytest
 import zmq
@@ -272,11 +273,13 @@ def _echo(rep, count):
     return thread
 
 
-def _echo_through(rep, endpoint, bodies=(b"batsim",)):
-    """Requests through ``rep`` from a libzmq REQ peer, each answered with its reverse."""
+def _echo_through(rep, endpoint, bodies=(b"batsim",), connected=lambda: None):
+    """Requests through ``rep`` from a libzmq REQ peer, each answered with its reverse;
+    ``connected()`` runs once the peer is connected, before its first request."""
     thread = _echo(rep, len(bodies))
     sock = _req(endpoint)
     try:
+        connected()
         for body in bodies:
             sock.send(body)
             assert sock.recv() == body[::-1]
@@ -396,3 +399,44 @@ def test_a_port_beyond_65535_is_refused_not_wrapped():
     from batsched_py.transport.endpoints import bind_rep
     with pytest.raises(OSError, match=r"cannot bind tcp://127\.0\.0\.1:99999: port 99999 is not in 0-65535"):
         bind_rep("tcp://127.0.0.1:99999")
+
+
+HTTP_PROBE = b"GET / HTTP/1.1\r\nHost: localhost\r\nUser-Agent: probe\r\n\r\n"
+
+
+def _stray(endpoint: str, data: bytes) -> socket.socket:
+    host, port = endpoint[len("tcp://"):].rsplit(":", 1)
+    stray = socket.create_connection((host, int(port)))
+    stray.sendall(data)
+    return stray
+
+
+def _closed_by_the_server(stray: socket.socket) -> bool:
+    stray.settimeout(5)
+    try:
+        while stray.recv(1024):     # (the server's greeting may come first)
+            pass
+    except ConnectionResetError:
+        pass
+    return True
+
+
+@pytest.mark.parametrize("garbage", [HTTP_PROBE, b"\xff" + bytes(8) + b"\x7f\x03\x00NULL" + bytes(16) + b"junk"],
+                         ids=["http-probe", "zmtp-greeting-then-junk"])
+@pytest.mark.parametrize("transport", ["zmtp", "libzmq"])
+def test_a_stray_sending_garbage_is_dropped_and_batsim_served(transport, garbage, free_tcp_endpoint):
+    """A stray connection sending garbage before Batsim's request (here while the REQ peer is
+    connected and not yet sending) is dropped, and the REQ peer is served, with either transport."""
+    rep = bind_rep(free_tcp_endpoint, transport)
+    strays = [_stray(free_tcp_endpoint, garbage)]
+    def another_stray() -> None:
+        strays.append(_stray(free_tcp_endpoint, garbage))
+        time.sleep(0.1)
+
+    try:
+        assert rep.wait(0.2) is None
+        _echo_through(rep, free_tcp_endpoint, (b"batsim", b"again"), connected=another_stray)
+        assert all(_closed_by_the_server(stray) for stray in strays)
+    finally:
+        for stray in strays:
+            stray.close()
