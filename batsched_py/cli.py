@@ -20,6 +20,8 @@ DELEGATED = {
     "platform": ("batsched_py.platforms.cli:main", "generate energy-aware cluster platforms, upgrade Batsim 3 platforms"),
     "metrics": ("batsched_py.metrics.cli:main", "compute scheduling and energy metrics from Batsim output files"),
     "plot": ("batsched_py.plots.cli:main", "draw Gantt charts, power/state timelines, CDFs and comparisons"),
+    "campaign": ("batsched_py.campaigns.cli:main",
+                 "run a campaign file (platforms x workloads x policies x seeds), resumable, locally or on Ray"),
 }
 
 
