@@ -2,12 +2,11 @@
 import argparse
 import os
 import sys
-from concurrent.futures import ProcessPoolExecutor
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 from .cli import CliError, create_scheduler, json_object
-from .runner import run_simulation
 
 
 def parse_schedulers(spec: str) -> list[tuple[str, str, dict[str, Any]]]:
@@ -46,12 +45,6 @@ def _short(options: dict[str, Any]) -> str:
     return "(" + ",".join(f"{k}={v}" for k, v in options.items()) + ")"
 
 
-def _one(args: tuple) -> tuple[str, str]:
-    label, name, options, platform, workloads, energy, events, mmax, export = args
-    run_simulation(platform, workloads, name, options, export=export, energy=energy, events=events, mmax=mmax)
-    return label, export
-
-
 def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
     from .metrics import compare_table, format_table, write_csv
     from .scheduler import create
@@ -69,15 +62,7 @@ def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
         outdir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise CliError(f"-o {outdir}: cannot create the output directory ({exc.strerror or exc})") from None
-    tasks = [(label, name, options, args.platform, args.workload, args.energy, args.events, args.mmax,
-              str(outdir / _safe(label) / "out")) for label, name, options in runs]
-    workers = args.jobs or os.cpu_count() or 1
-    results: dict[str, Path] = {}
-    print(f"compare: {len(tasks)} runs on {min(workers, len(tasks))} processes", file=sys.stderr)
-    with ProcessPoolExecutor(max_workers=min(workers, len(tasks))) as pool:
-        for label, prefix in pool.map(_one, tasks):
-            print(f"  done: {label}", file=sys.stderr)
-            results[label] = Path(prefix)
+    results, failed = _run_all(args, runs, outdir)
     for directory in args.include_published:
         results[f"published:{directory.name}"] = directory / "out"
     platform = args.platform if args.energy else None
@@ -98,7 +83,53 @@ def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
         for path in paths:
             print(f"plot: {path}", file=sys.stderr)
     print(f"table: {outdir / 'comparison.csv'}", file=sys.stderr)
+    if failed:
+        raise CliError("; ".join(f"run {label} failed: {error}" for label, error in failed.items()))
     return rows
+
+
+def _run_all(args: argparse.Namespace, runs: list[tuple[str, str, dict[str, Any]]],
+             outdir: Path) -> tuple[dict[str, Path], dict[str, str]]:
+    """Every run on the executor, its files written into ``DIR/LABEL/`` as soon as it ends.
+    Ctrl-C or SIGTERM: no run starts any more, running ones stop, finished ones stay."""
+    from .campaigns.executor import Task, interrupt_on_sigterm, make_executor, progress
+    from .campaigns.simulation import SimulationSpec, check_inputs, simulate_to_files, write_files
+    tasks = [Task(label, simulate_to_files, (SimulationSpec(
+        str(args.platform), tuple(map(str, args.workload)), name, options, args.energy,
+        tuple(map(str, args.events)), args.mmax),)) for label, name, options in runs]
+    for task in tasks:      # a missing input fails here, before any run starts
+        problem = check_inputs(task.args[0], "compare")
+        if problem:
+            raise CliError(problem)
+    executor = make_executor(getattr(args, "address", None), min(args.jobs or os.cpu_count() or 1, len(tasks)))
+    finished: dict[str, Path] = {}
+    failed: dict[str, str] = {}
+    try:
+        print(f"compare: {len(tasks)} run{'s' if len(tasks) != 1 else ''} on {executor.describe()}", file=sys.stderr)
+        bar = progress(len(tasks), "runs")
+        with interrupt_on_sigterm(), closing(executor.run(tasks)) as outcomes:
+            for outcome in outcomes:
+                if outcome.ok:
+                    prefix = outdir / _safe(outcome.name) / "out"
+                    write_files(outcome.value, prefix)
+                    finished[outcome.name] = prefix
+                else:
+                    failed[outcome.name] = outcome.error or ""
+                if bar is not None:
+                    bar.update()
+                print(f"  {'done' if outcome.ok else 'failed'}: {outcome.name}", file=sys.stderr)
+    except KeyboardInterrupt:
+        left = [label for label, _, _ in runs if label not in finished and label not in failed]
+        print(f"compare: interrupted; {len(finished)} finished runs kept in {outdir}"
+              + (f" ({', '.join(finished)})" if finished else "") + f"; not finished: {', '.join(left)}",
+              file=sys.stderr)
+        raise
+    finally:
+        executor.close()
+    if not finished:
+        raise CliError("; ".join(f"run {label} failed: {error}" for label, error in failed.items()))
+    # The table keeps the order of --schedulers, whatever order the runs ended in.
+    return {label: finished[label] for label, _, _ in runs if label in finished}, failed
 
 
 def _safe(label: str) -> str:
