@@ -51,9 +51,9 @@ def _run(args: argparse.Namespace) -> int:
     try:
         report = run_campaign(campaign, executor, show_progress=not args.no_progress)
     except KeyboardInterrupt as exc:
-        report = getattr(exc, "report", None)
-        done = len(report.done) if report else 0
-        left = len(report.interrupted) if report else 0
+        partial = getattr(exc, "report", None)
+        done = len(partial.done) if partial else 0
+        left = len(partial.interrupted) if partial else 0
         print(f"batsched-py campaign run: interrupted: {done} runs finished and kept, {left} marked interrupted; "
               f"run it again to resume", file=sys.stderr)
         return 130

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from multiprocessing import connection
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional, Sequence
+from typing import Any, Callable, Generator, Optional, Sequence
 
 __all__ = ["Task", "Outcome", "Executor", "LocalExecutor", "RayExecutor", "make_executor",
            "interrupt_on_sigterm", "describe_error"]
@@ -82,7 +82,7 @@ class Executor:
     """Runs tasks; see the module's text for the guarantees."""
     max_retries: int = 2
 
-    def run(self, tasks: Sequence[Task]) -> Iterator[Outcome]:
+    def run(self, tasks: Sequence[Task]) -> Generator[Outcome, None, None]:
         raise NotImplementedError
 
     def describe(self) -> str:
@@ -115,7 +115,7 @@ class LocalExecutor(Executor):
     def describe(self) -> str:
         return f"{self.jobs} local process{'es' if self.jobs != 1 else ''}"
 
-    def run(self, tasks: Sequence[Task]) -> Iterator[Outcome]:
+    def run(self, tasks: Sequence[Task]) -> Generator[Outcome, None, None]:
         _check_names(tasks)
         queue = list(reversed(tasks))           # popped from the end: submission order
         attempts = {t.name: 0 for t in tasks}
@@ -236,7 +236,7 @@ class RayExecutor(Executor):
             self._ray.shutdown()
             self._started = False
 
-    def run(self, tasks: Sequence[Task]) -> Iterator[Outcome]:
+    def run(self, tasks: Sequence[Task]) -> Generator[Outcome, None, None]:
         _check_names(tasks)
         ray = self._ray
         remote = ray.remote(_call).options(max_retries=self.max_retries, retry_exceptions=False,

@@ -87,7 +87,7 @@ class RayVecEnv(VecEnv):
         if not ray.is_initialized():
             ray.init(address=address, include_dashboard=False if address is None else None, log_to_driver=False)
         actor = ray.remote(_EnvActor).options(**{"num_cpus": 1, **(actor_options or {})})
-        self.actors = [actor.remote(fn) for fn in env_fns]
+        self.actors: list[Any] = [actor.remote(fn) for fn in env_fns]
         self.closed = False
         self._pending: Optional[list] = None
         observation_space, action_space = ray.get(self.actors[0].spaces.remote())
