@@ -12,6 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+# Imported here, not in the task: forked workers then start with the emulator already loaded.
+from ..metrics import compare_table
+from ..runner import run_simulation
+
 # Columns of Batsim's schedule.csv that hold wall-clock seconds, not simulated ones: the only
 # bytes that differ between two runs of the same inputs.
 WALL_CLOCK_COLUMNS = ("scheduling_time", "simulation_time")
@@ -36,8 +40,6 @@ class SimulationFiles:
 
 
 def simulate_to_files(spec: SimulationSpec) -> SimulationFiles:
-    from ..metrics import compare_table
-    from ..runner import run_simulation
     with tempfile.TemporaryDirectory(prefix="batsched-run-") as tmp:
         prefix = Path(tmp) / "out"
         started = time.perf_counter()

@@ -31,6 +31,10 @@ class ResultStore:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._db = sqlite3.connect(path)
+        # Each run is committed alone; WAL without a sync per commit keeps that cheap, and a
+        # commit still survives the campaign's process dying (only a power cut can lose it).
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute(SCHEMA)
         self._db.commit()
 
