@@ -143,3 +143,9 @@ def test_sigint_stops_a_campaign_promptly_and_a_second_run_does_only_the_missing
     assert report.skipped == 1 and sorted(report.done) == sorted(states["interrupted"])
     assert {p.name: p.stat().st_mtime_ns for p in kept.iterdir()} == before   # the kept run was not redone
     assert {r["status"] for r in _rows(database).values()} == {"done"}
+
+
+def test_the_workload_placeholder_gives_each_run_its_own_workload(tmp_path):
+    policies = '[policies.oracle]\nscheduler = "oracle"\noptions = { base = "easy", workload = "{workload}" }\n'
+    runs = load_campaign(write_campaign(tmp_path, policies=policies)).runs
+    assert [r.spec.options["workload"] for r in runs] == [str(w) for w in SMALL_WORKLOADS]

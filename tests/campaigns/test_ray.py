@@ -117,3 +117,16 @@ def test_a_sweep_of_two_settings_returns_two_rows_in_grid_order():
     assert [(r["gain"], r["status"], r["error"]) for r in rows] == [(1.0, "done", ""), (-1.0, "done", "")]
     assert rows[0]["mean_length"] > rows[1]["mean_length"]   # pushing toward the fall ends sooner
     assert all(r["pid"] != os.getpid() for r in rows)
+
+
+def test_compare_on_ray_writes_the_same_files_as_local_processes(tmp_path, capsys):
+    from batsched_py.cli import main
+    from helpers import GOLDEN
+    inputs = GOLDEN / "fcfs_fast-e128-semantics-E" / "inputs"
+    args = ["compare", "-p", str(inputs / "energy_platform_homogeneous_no_net_128.xml"), "-w",
+            str(inputs / "semantics_8.json"), "-E", "--schedulers", 'easy,T0:timeout={"timeout":0}', "--no-plots"]
+    assert main([*args, "-o", str(tmp_path / "local")]) == 0
+    assert main([*args, "-o", str(tmp_path / "ray"), "--address", "local"]) == 0
+    assert "compare: 2 runs on Ray (local, 2 CPUs)" in capsys.readouterr().err
+    assert tree_bytes(tmp_path / "ray") == tree_bytes(tmp_path / "local")
+    assert len(tree_bytes(tmp_path / "ray")) == 2 * 5 + 1     # two runs' files and comparison.csv
