@@ -31,7 +31,7 @@ from itertools import product
 from pathlib import Path
 from typing import Any, Optional
 
-from ..cli import CliError
+from ..cli import CliError, json_object
 from .simulation import SimulationSpec
 
 TOP_KEYS = {"output", "energy", "seeds", "repetitions", "mmax", "platforms", "workloads", "policies"}
@@ -205,10 +205,7 @@ def _policy(value: dict, where: str) -> tuple[str, dict[str, Any]]:
         raise CampaignError(f"{where}: scheduler must name a policy (see list-schedulers)")
     options = value.get("options", {})
     if isinstance(options, str):   # a JSON object, as `run --config` takes
-        try:
-            options = json.loads(options)
-        except json.JSONDecodeError as exc:
-            raise CampaignError(f"{where}: options: invalid JSON ({exc})") from None
+        options = json_object(options, f"{where}: options")
     if not isinstance(options, dict):
         raise CampaignError(f"{where}: options must be a table or a JSON object")
     return scheduler, options

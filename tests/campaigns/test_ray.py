@@ -13,6 +13,8 @@ from batsched_py.campaigns.campaign import run_campaign  # noqa: E402
 from batsched_py.campaigns.executor import RayExecutor, Task  # noqa: E402
 from batsched_py.campaigns.spec import load_campaign  # noqa: E402
 
+from helpers.processes import alive  # noqa: E402
+
 from helpers.campaign import (REPO, always_die, cartpole_score, die_once, sequential_files,  # noqa: E402
                               sleep_and_record, square, tree_bytes, write_campaign)
 
@@ -66,17 +68,9 @@ def test_interrupt_cancels_running_tasks_and_starts_no_more(tmp_path):
     for record in records:
         pid = int((tmp_path / record).read_text())
         deadline = time.monotonic() + 5
-        while _alive(pid) and time.monotonic() < deadline:
+        while alive(pid) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert not _alive(pid), f"{record}: its worker still runs"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
+        assert not alive(pid), f"{record}: its worker still runs"
 
 
 def test_ray_vec_env_steps_exactly_as_dummy_vec_env():
