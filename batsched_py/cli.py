@@ -40,7 +40,8 @@ def _known_errors() -> tuple[type[BaseException], ...]:
     for module, names in (("batsched_py.emulator.errors", ("EmulatorError",)),
                           ("batsched_py.emulator.platform", ("PlatformError",)),
                           ("batsched_py.launcher", ("LaunchError",)),
-                          ("batsched_py.policies.base", ("PolicyOptionError",))):
+                          ("batsched_py.policies.base", ("PolicyOptionError",)),
+                          ("batsched_py.campaigns.executor", ("ExecutorError",))):
         try:
             mod = import_module(module)
         except ImportError:

@@ -120,7 +120,7 @@ def _run_all(args: argparse.Namespace, runs: list[tuple[str, str, dict[str, Any]
                 print(f"  {'done' if outcome.ok else 'failed'}: {outcome.name}", file=sys.stderr)
     except KeyboardInterrupt:
         left = [label for label, _, _ in runs if label not in finished and label not in failed]
-        print(f"compare: interrupted; {len(finished)} finished runs kept in {outdir}"
+        print(f"compare: interrupted; {len(finished)} finished run{'s' if len(finished) != 1 else ''} kept in {outdir}"
               + (f" ({', '.join(finished)})" if finished else "") + f"; not finished: {', '.join(left)}",
               file=sys.stderr)
         raise

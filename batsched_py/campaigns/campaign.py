@@ -56,7 +56,8 @@ def run_campaign(campaign: Campaign, executor: Executor, show_progress: bool = T
         todo = [r for r in campaign.runs if r.key not in states["done"]]
         report.skipped = len(campaign.runs) - len(todo)
         by_key = {r.key: r for r in todo}
-        print(f"campaign {campaign.path.name}: {len(todo)} runs to do ({report.skipped} already done) "
+        print(f"campaign {campaign.path.name}: {len(todo)} run{'s' if len(todo) != 1 else ''} to do "
+              f"({report.skipped} already done) "
               f"on {executor.describe()}", file=log)
         bar = progress(len(todo), "runs", show_progress)
         tasks = [Task(r.key, simulate_to_files, (r.spec,)) for r in todo]

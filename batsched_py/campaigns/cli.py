@@ -37,9 +37,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except _known_errors() as exc:
         print(f"batsched-py campaign {args.action}: error: {exc}", file=sys.stderr)
         return 2
-    except RuntimeError as exc:      # Ray missing or unreachable
-        print(f"batsched-py campaign {args.action}: error: {exc}", file=sys.stderr)
-        return 2
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -54,12 +51,12 @@ def _run(args: argparse.Namespace) -> int:
         partial = getattr(exc, "report", None)
         done = len(partial.done) if partial else 0
         left = len(partial.interrupted) if partial else 0
-        print(f"batsched-py campaign run: interrupted: {done} runs finished and kept, {left} marked interrupted; "
+        print(f"batsched-py campaign run: interrupted: {_runs(done)} finished and kept, {left} marked interrupted; "
               f"run it again to resume", file=sys.stderr)
         return 130
     finally:
         executor.close()
-    print(f"campaign {campaign.path.name}: {len(report.done)} runs done now, {report.skipped} before, "
+    print(f"campaign {campaign.path.name}: {_runs(len(report.done))} done now, {report.skipped} before, "
           f"{len(report.failed)} failed; results in {campaign.database}", file=sys.stderr)
     for key, error in report.failed.items():
         print(f"  failed: {key}: {error}", file=sys.stderr)
@@ -72,9 +69,13 @@ def _status(args: argparse.Namespace) -> int:
     campaign = load_campaign(args.file, check_policies=False)
     states = campaign_status(campaign)
     total = len(campaign.runs)
-    print(f"{campaign.path}: {total} runs: " + ", ".join(f"{len(v)} {k}" for k, v in states.items()))
+    print(f"{campaign.path}: {_runs(total)}: " + ", ".join(f"{len(v)} {k}" for k, v in states.items()))
     if args.verbose:
         for state in ("failed", "interrupted", "missing"):
             for key in states[state]:
                 print(f"  {state}: {key}")
     return 0
+
+
+def _runs(n: int) -> str:
+    return f"{n} run" if n == 1 else f"{n} runs"

@@ -23,8 +23,12 @@ from multiprocessing import connection
 from pathlib import Path
 from typing import Any, Callable, Generator, Optional, Sequence
 
-__all__ = ["Task", "Outcome", "Executor", "LocalExecutor", "RayExecutor", "make_executor",
+__all__ = ["Task", "Outcome", "Executor", "ExecutorError", "LocalExecutor", "RayExecutor", "make_executor",
            "interrupt_on_sigterm", "describe_error"]
+
+
+class ExecutorError(RuntimeError):
+    """Ray missing or unreachable: one line naming the address."""
 
 
 @dataclass(frozen=True)
@@ -206,7 +210,7 @@ class RayExecutor(Executor):
         try:
             import ray
         except ImportError:
-            raise RuntimeError("Ray is not installed: pip install 'batsched_py[ray]'") from None
+            raise ExecutorError("running on Ray needs Ray: pip install 'batsched_py[ray]'") from None
         self._ray = ray
         self.address = address
         self.max_retries = max_retries
@@ -223,7 +227,7 @@ class RayExecutor(Executor):
             try:
                 ray.init(address=address, log_to_driver=False, **options)
             except Exception as exc:
-                raise RuntimeError(f"--address {address or 'local'}: cannot connect to Ray "
+                raise ExecutorError(f"--address {address or 'local'}: cannot connect to Ray "
                                    f"({describe_error(exc)})") from None
             self._started = True
 

@@ -46,7 +46,7 @@ def test_status_counts_and_a_changed_input_makes_its_runs_missing_again(tmp_path
     week.write_bytes(SMALL_WORKLOADS[0].read_bytes())
     path = write_campaign(tmp_path, workloads=[week], policies='[policies.easy]\nscheduler = "easy"\n')
     assert main(["campaign", "status", str(path)]) == 0
-    assert "1 runs: 0 done, 0 failed, 0 interrupted, 1 missing" in capsys.readouterr().out
+    assert "1 run: 0 done, 0 failed, 0 interrupted, 1 missing" in capsys.readouterr().out
     assert main(["campaign", "run", str(path), "--no-progress"]) == 0
     assert main(["campaign", "status", str(path)]) == 0
     assert "1 done, 0 failed, 0 interrupted, 0 missing" in capsys.readouterr().out
@@ -130,7 +130,7 @@ def test_sigint_stops_a_campaign_promptly_and_a_second_run_does_only_the_missing
         proc.kill()
     assert time.monotonic() - signalled < 3, "the campaign did not stop promptly"
     assert proc.returncode == 130, err
-    assert "interrupted: 1 runs finished and kept, 3 marked interrupted; run it again to resume" in err
+    assert "interrupted: 1 run finished and kept, 3 marked interrupted; run it again to resume" in err
     campaign = load_campaign(path)
     states = campaign_status(campaign)
     assert (len(states["done"]), len(states["interrupted"])) == (1, 3)
@@ -149,3 +149,22 @@ def test_the_workload_placeholder_gives_each_run_its_own_workload(tmp_path):
     policies = '[policies.oracle]\nscheduler = "oracle"\noptions = { base = "easy", workload = "{workload}" }\n'
     runs = load_campaign(write_campaign(tmp_path, policies=policies)).runs
     assert [r.spec.options["workload"] for r in runs] == [str(w) for w in SMALL_WORKLOADS]
+
+
+def test_an_unreachable_ray_cluster_ends_compare_and_campaign_in_one_line(tmp_path, capsys, monkeypatch):
+    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'batsched_py[ray]')")
+
+    def refuse(address=None, **options):
+        raise ConnectionError(f"nothing listens at {address}")
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", refuse)
+    path = write_campaign(tmp_path, workloads=[SMALL_WORKLOADS[0]], policies='[policies.easy]\nscheduler = "easy"\n')
+    assert main(["campaign", "run", str(path), "--address", "ray://nowhere:10001"]) == 2
+    assert main(["compare", "-p", str(PLATFORM), "-w", str(SMALL_WORKLOADS[0]), "--schedulers", "easy",
+                 "-o", str(tmp_path / "cmp"), "--address", "auto"]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[-2] == ("batsched-py campaign run: error: --address ray://nowhere:10001: cannot connect to Ray "
+                         "(ConnectionError: nothing listens at ray://nowhere:10001)")
+    assert lines[-1] == ("batsched-py compare: error: --address auto: cannot connect to Ray "
+                         "(ConnectionError: nothing listens at auto)")
