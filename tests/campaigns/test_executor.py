@@ -55,3 +55,9 @@ def test_interrupt_stops_running_tasks_starts_no_more_and_keeps_finished_ones(tm
         pid = int((tmp_path / f"started-{name}").read_text())
         with pytest.raises(ProcessLookupError):   # stopped and reaped
             os.kill(pid, 0)
+
+
+def test_a_task_that_cannot_be_pickled_is_reported_and_the_others_run():
+    outcomes = {o.name: o for o in LocalExecutor(1).run([Task("lambda", lambda: 1), Task("t3", square, (3,))])}
+    assert outcomes["lambda"].error.startswith("it cannot be sent to a worker (")
+    assert outcomes["t3"].value == 9
