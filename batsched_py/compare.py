@@ -84,8 +84,12 @@ def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
             print(f"plot: {path}", file=sys.stderr)
     print(f"table: {outdir / 'comparison.csv'}", file=sys.stderr)
     if failed:
-        raise CliError("; ".join(f"run {label} failed: {error}" for label, error in failed.items()))
+        raise _failures(failed)
     return rows
+
+
+def _failures(failed: dict[str, str]) -> CliError:
+    return CliError("; ".join(f"run {label} failed: {error}" for label, error in failed.items()))
 
 
 def _run_all(args: argparse.Namespace, runs: list[tuple[str, str, dict[str, Any]]],
@@ -104,6 +108,7 @@ def _run_all(args: argparse.Namespace, runs: list[tuple[str, str, dict[str, Any]
     executor = make_executor(getattr(args, "address", None), min(args.jobs or os.cpu_count() or 1, len(tasks)))
     finished: dict[str, Path] = {}
     failed: dict[str, str] = {}
+    bar = None
     try:
         print(f"compare: {len(tasks)} run{'s' if len(tasks) != 1 else ''} on {executor.describe()}", file=sys.stderr)
         bar = progress(len(tasks), "runs")
@@ -115,9 +120,12 @@ def _run_all(args: argparse.Namespace, runs: list[tuple[str, str, dict[str, Any]
                     finished[outcome.name] = prefix
                 else:
                     failed[outcome.name] = outcome.error or ""
+                line = f"  {'done' if outcome.ok else 'failed'}: {outcome.name}"
                 if bar is not None:
                     bar.update()
-                print(f"  {'done' if outcome.ok else 'failed'}: {outcome.name}", file=sys.stderr)
+                    bar.write(line, file=sys.stderr)   # above the bar, not through it
+                else:
+                    print(line, file=sys.stderr)
     except KeyboardInterrupt:
         left = [label for label, _, _ in runs if label not in finished and label not in failed]
         print(f"compare: interrupted; {len(finished)} finished run{'s' if len(finished) != 1 else ''} kept in {outdir}"
@@ -125,10 +133,13 @@ def _run_all(args: argparse.Namespace, runs: list[tuple[str, str, dict[str, Any]
               file=sys.stderr)
         raise
     finally:
+        if bar is not None:
+            bar.close()
         executor.close()
+    # Tables and messages keep the order of --schedulers, whatever order the runs ended in.
+    failed = {label: failed[label] for label, _, _ in runs if label in failed}
     if not finished:
-        raise CliError("; ".join(f"run {label} failed: {error}" for label, error in failed.items()))
-    # The table keeps the order of --schedulers, whatever order the runs ended in.
+        raise _failures(failed)
     return {label: finished[label] for label, _, _ in runs if label in finished}, failed
 
 
