@@ -58,8 +58,9 @@ def _run(args: argparse.Namespace) -> int:
         executor.close()
     print(f"campaign {campaign.path.name}: {_runs(len(report.done))} done now, {report.skipped} before, "
           f"{len(report.failed)} failed; results in {campaign.database}", file=sys.stderr)
-    for key, error in report.failed.items():
-        print(f"  failed: {key}: {error}", file=sys.stderr)
+    for run in campaign.runs:       # in the campaign's order, not the order the runs ended in
+        if run.key in report.failed:
+            print(f"  failed: {run.key}: {report.failed[run.key]}", file=sys.stderr)
     return 1 if report.failed else 0
 
 
