@@ -132,8 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="directories holding Batsim outputs of other schedulers (out_jobs.csv, ...)")
     cp.add_argument("-j", "--jobs", type=count, default=0, help="parallel runs (default: number of cores)")
     cp.add_argument("--address", help="run on Ray instead of local processes: 'local' (a Ray instance started "
-                                      "here), 'auto' (this machine's cluster) or 'ray://HOST:10001'; inputs must "
-                                      "be readable at the same paths on the workers")
+                                      "here), 'auto' (this machine's cluster) or 'ray://HOST:10001' (the input "
+                                      "files travel with the runs)")
     cp.add_argument("--no-plots", action="store_true", help="skip the plots")
     for q in (rp, cp):
         q.add_argument("--time-unit", default="s",

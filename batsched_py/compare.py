@@ -97,19 +97,20 @@ def _run_all(args: argparse.Namespace, runs: list[tuple[str, str, dict[str, Any]
     """Every run on the executor, its files written into ``DIR/LABEL/`` as soon as it ends.
     Ctrl-C or SIGTERM: no run starts any more, running ones stop, finished ones stay."""
     from .campaigns.executor import Task, interrupt_on_sigterm, make_executor, progress
-    from .campaigns.simulation import SimulationSpec, check_inputs, simulate_to_files, write_files
-    tasks = [Task(label, simulate_to_files, (SimulationSpec(
-        str(args.platform), tuple(map(str, args.workload)), name, options, args.energy,
-        tuple(map(str, args.events)), args.mmax),)) for label, name, options in runs]
-    for task in tasks:      # a missing input fails here, before any run starts
-        problem = check_inputs(task.args[0], "compare")
+    from .campaigns.simulation import SimulationSpec, check_inputs, simulate_to_files, with_inputs, write_files
+    specs = {label: SimulationSpec(str(args.platform), tuple(map(str, args.workload)), name, options, args.energy,
+                                   tuple(map(str, args.events)), args.mmax) for label, name, options in runs}
+    for spec in specs.values():      # a missing input fails here, before any run starts
+        problem = check_inputs(spec, "compare")
         if problem:
             raise CliError(problem)
-    executor = make_executor(getattr(args, "address", None), min(args.jobs or os.cpu_count() or 1, len(tasks)))
+    executor = make_executor(getattr(args, "address", None), min(args.jobs or os.cpu_count() or 1, len(runs)))
     finished: dict[str, Path] = {}
     failed: dict[str, str] = {}
     bar = None
     try:
+        tasks = [Task(label, simulate_to_files, (with_inputs(spec) if executor.ships_inputs else spec,))
+                 for label, spec in specs.items()]
         print(f"compare: {len(tasks)} run{'s' if len(tasks) != 1 else ''} on {executor.describe()}", file=sys.stderr)
         bar = progress(len(tasks), "runs")
         with interrupt_on_sigterm(), closing(executor.run(tasks)) as outcomes:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Optional, TextIO
 
 from .executor import Executor, Task, interrupt_on_sigterm, progress
-from .simulation import check_inputs, simulate_to_files, write_files
+from .simulation import check_inputs, simulate_to_files, with_inputs, write_files
 from .spec import Campaign, CampaignError, CampaignRun
 from .store import ResultStore, progress_counts
 
@@ -60,7 +60,8 @@ def run_campaign(campaign: Campaign, executor: Executor, show_progress: bool = T
               f"({report.skipped} already done) "
               f"on {executor.describe()}", file=log)
         bar = progress(len(todo), "runs", show_progress)
-        tasks = [Task(r.key, simulate_to_files, (r.spec,)) for r in todo]
+        tasks = [Task(r.key, simulate_to_files, (with_inputs(r.spec) if executor.ships_inputs else r.spec,))
+                 for r in todo]
         try:
             with interrupt_on_sigterm(), closing(executor.run(tasks)) as outcomes:
                 for outcome in outcomes:

@@ -85,6 +85,8 @@ def _check_names(tasks: Sequence[Task]) -> None:
 class Executor:
     """Runs tasks; see the module's text for the guarantees."""
     max_retries: int = 2
+    # True where workers may not see the caller's files: simulations then carry their inputs.
+    ships_inputs: bool = False
 
     def run(self, tasks: Sequence[Task]) -> Generator[Outcome, None, None]:
         raise NotImplementedError
@@ -220,8 +222,8 @@ def _serve_tasks(conn) -> None:
 class RayExecutor(Executor):
     """Tasks as Ray remote functions: on a local Ray instance started here (``address=None``),
     on the cluster this machine belongs to (``"auto"``), or through Ray Client
-    (``"ray://HOST:10001"``).  Inputs named by path must be readable on the workers (a shared
-    path); values and results travel with the tasks."""
+    (``"ray://HOST:10001"``).  Values and results travel with the tasks; on a cluster, so do the
+    simulations' input files (``ships_inputs``), so the nodes need no shared disk."""
 
     def __init__(self, address: Optional[str] = None, max_retries: int = 2, num_cpus: float = 1,
                  init_options: Optional[dict] = None):
@@ -231,6 +233,7 @@ class RayExecutor(Executor):
             raise ExecutorError("running on Ray needs Ray: pip install 'batsched_py[ray]'") from None
         self._ray = ray
         self.address = address
+        self.ships_inputs = address is not None
         self.max_retries = max_retries
         self.num_cpus = num_cpus
         self._started = False

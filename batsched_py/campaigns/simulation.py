@@ -2,13 +2,14 @@
 
 The task writes into a private temporary folder and sends the files' bytes back, so the caller
 stores them wherever it likes, whether the task ran in this process, in a local worker or on a
-Ray node that shares no disk with the caller.
+Ray node that shares no disk with the caller.  For such a node, ``with_inputs`` puts the input
+files' bytes into the task too.
 """
 from __future__ import annotations
 
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Optional
 
@@ -30,6 +31,7 @@ class SimulationSpec:
     energy: bool = False
     events: tuple[str, ...] = ()
     mmax: int = 0
+    shipped: tuple[tuple[str, bytes], ...] = ()     # (path, content) of inputs sent with the task
 
 
 @dataclass
@@ -39,9 +41,32 @@ class SimulationFiles:
     simulation_s: float              # wall time of the simulation itself
 
 
+def with_inputs(spec: SimulationSpec) -> SimulationSpec:
+    """``spec`` carrying the bytes of its platform, workloads and events files, for workers that
+    cannot read the caller's paths."""
+    paths = dict.fromkeys((spec.platform, *spec.workloads, *spec.events))
+    return replace(spec, shipped=tuple((p, Path(p).read_bytes()) for p in paths))
+
+
+def _unpacked(spec: SimulationSpec, folder: Path) -> SimulationSpec:
+    """The shipped inputs written into ``folder``, and ``spec`` naming them there (option values
+    that name an input too, such as the oracle's ``workload``)."""
+    if not spec.shipped:
+        return spec
+    folder.mkdir()
+    local: dict[str, str] = {}
+    for i, (path, content) in enumerate(spec.shipped):
+        local[path] = str(folder / f"{i}_{Path(path).name}")
+        Path(local[path]).write_bytes(content)
+    options = {k: local.get(v, v) if isinstance(v, str) else v for k, v in spec.options.items()}
+    return replace(spec, platform=local[spec.platform], workloads=tuple(local[w] for w in spec.workloads),
+                   events=tuple(local[e] for e in spec.events), options=options, shipped=())
+
+
 def simulate_to_files(spec: SimulationSpec) -> SimulationFiles:
     with tempfile.TemporaryDirectory(prefix="batsched-run-") as tmp:
-        prefix = Path(tmp) / "out"
+        spec = _unpacked(spec, Path(tmp) / "inputs")
+        prefix = Path(tmp) / "outputs" / "out"
         started = time.perf_counter()
         run_simulation(Path(spec.platform), [Path(w) for w in spec.workloads], spec.scheduler, spec.options,
                        export=str(prefix), energy=spec.energy, events=[Path(e) for e in spec.events],
@@ -49,7 +74,7 @@ def simulate_to_files(spec: SimulationSpec) -> SimulationFiles:
         elapsed = time.perf_counter() - started
         row = compare_table({"run": prefix}, spec.platform if spec.energy else None)[0]
         row.pop("run")
-        files = {path.name[len("out_"):]: path.read_bytes() for path in sorted(Path(tmp).iterdir())}
+        files = {path.name[len("out_"):]: path.read_bytes() for path in sorted(prefix.parent.iterdir())}
     return SimulationFiles(files, row, elapsed)
 
 

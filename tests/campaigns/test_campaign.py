@@ -168,3 +168,21 @@ def test_an_unreachable_ray_cluster_ends_compare_and_campaign_in_one_line(tmp_pa
                          "(ConnectionError: nothing listens at ray://nowhere:10001)")
     assert lines[-1] == ("batsched-py compare: error: --address auto: cannot connect to Ray "
                          "(ConnectionError: nothing listens at auto)")
+
+
+def test_inputs_shipped_with_a_task_give_the_same_bytes_where_the_paths_do_not_exist(tmp_path):
+    """What a Ray node without the caller's disk gets: the files' bytes inside the task."""
+    from batsched_py.campaigns.simulation import simulate_to_files, with_inputs, without_wall_clock
+    week = tmp_path / "week.json"
+    week.write_bytes(SMALL_WORKLOADS[0].read_bytes())
+    policies = ('[policies.oracle]\nscheduler = "oracle"\n'
+                'options = { base = "easy", cores_per_node = 12, host_speed = 1e6, workload = "{workload}" }\n')
+    spec = load_campaign(write_campaign(tmp_path, workloads=[week], policies=policies)).runs[0].spec
+    expected = simulate_to_files(spec)
+    shipped = with_inputs(spec)
+    week.unlink()
+    got = simulate_to_files(shipped)
+    assert got.files.keys() == expected.files.keys() and len(got.files) == 5
+    for name, content in expected.files.items():
+        assert without_wall_clock(name, got.files[name]) == without_wall_clock(name, content), name
+    assert got.metrics == expected.metrics
