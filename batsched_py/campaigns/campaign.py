@@ -22,10 +22,8 @@ class CampaignReport:
 
 
 def digests(campaign: Campaign) -> dict[str, str]:
-    cache: dict[str, str] = {}
-    for run in campaign.runs:
-        cache[run.key] = run.digest()
-    return cache
+    file_hashes: dict[str, str] = {}
+    return {run.key: run.digest(file_hashes) for run in campaign.runs}
 
 
 def campaign_status(campaign: Campaign) -> dict[str, list[str]]:
@@ -53,7 +51,8 @@ def run_campaign(campaign: Campaign, executor: Executor, show_progress: bool = T
     report = CampaignReport()
     try:
         states = progress_counts(campaign.runs, store.rows(), sums)
-        todo = [r for r in campaign.runs if r.key not in states["done"]]
+        done_before = set(states["done"])
+        todo = [r for r in campaign.runs if r.key not in done_before]
         report.skipped = len(campaign.runs) - len(todo)
         by_key = {r.key: r for r in todo}
         print(f"campaign {campaign.path.name}: {len(todo)} run{'s' if len(todo) != 1 else ''} to do "

@@ -54,11 +54,15 @@ class CampaignRun:
     repetition: int
     spec: SimulationSpec
 
-    def digest(self) -> str:
-        """Everything a run's outputs depend on: a finished run whose digest changed runs again."""
+    def digest(self, file_hashes: Optional[dict[str, str]] = None) -> str:
+        """Everything a run's outputs depend on: a finished run whose digest changed runs again.
+        ``file_hashes`` caches each input file's hash across the runs that share it."""
+        cache = {} if file_hashes is None else file_hashes
         h = hashlib.sha256()
         for path in (self.spec.platform, *self.spec.workloads, *self.spec.events):
-            h.update(Path(path).read_bytes())
+            if path not in cache:
+                cache[path] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+            h.update(cache[path].encode())
         h.update(json.dumps([self.spec.scheduler, self.spec.options, self.spec.energy, self.spec.mmax],
                             sort_keys=True).encode())
         return h.hexdigest()
