@@ -2,14 +2,13 @@
 Ctrl-C or SIGTERM nothing new starts and running tasks stop."""
 import os
 import signal
-import threading
 import time
 
 import pytest
 
 from batsched_py.campaigns.executor import LocalExecutor, Task, interrupt_on_sigterm
 
-from helpers.campaign import always_die, die_once, sleep_and_record, square
+from helpers.campaign import always_die, die_once, interrupt_once_started, sleep_and_record, square
 
 
 def test_every_result_comes_back_and_a_failing_task_is_reported_by_name():
@@ -42,12 +41,11 @@ def test_interrupt_stops_running_tasks_starts_no_more_and_keeps_finished_ones(tm
     tasks = [Task("quick", sleep_and_record, (str(tmp_path), "quick", 0))]
     tasks += [Task(f"slow{i}", sleep_and_record, (str(tmp_path), f"slow{i}", 60)) for i in range(4)]
     finished = []
-    threading.Timer(1.5, os.kill, (os.getpid(), signum)).start()
-    started = time.monotonic()
+    sent = interrupt_once_started(tmp_path, 3, signum)     # quick, then two slow ones on the two workers
     with pytest.raises(KeyboardInterrupt), interrupt_on_sigterm():
         for outcome in LocalExecutor(2).run(tasks):
             finished.append(outcome.name)
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - sent["at"] < 3, "the workers were not stopped promptly"
     assert finished == ["quick"]
     # quick, then two slow ones on the two workers; the other two never started
     assert sorted(p.name for p in tmp_path.iterdir()) == ["started-quick", "started-slow0", "started-slow1"]

@@ -1,8 +1,6 @@
 """The same guarantees on a real local Ray (2 CPUs, loopback): campaign results byte-identical to
 sequential runs, a killed worker retried, interrupts; RayVecEnv steps as DummyVecEnv; sweeps."""
 import os
-import signal
-import threading
 import time
 
 import pytest
@@ -15,8 +13,8 @@ from batsched_py.campaigns.spec import load_campaign  # noqa: E402
 
 from helpers.processes import alive  # noqa: E402
 
-from helpers.campaign import (REPO, always_die, cartpole_score, die_once, sequential_files,  # noqa: E402
-                              sleep_and_record, square, tree_bytes, write_campaign)
+from helpers.campaign import (REPO, always_die, cartpole_score, die_once, interrupt_once_started,  # noqa: E402
+                              sequential_files, sleep_and_record, square, tree_bytes, write_campaign)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -56,21 +54,20 @@ def test_a_task_whose_worker_always_dies_is_reported_by_name():
 
 def test_interrupt_cancels_running_tasks_and_starts_no_more(tmp_path):
     tasks = [Task(f"slow{i}", sleep_and_record, (str(tmp_path), f"slow{i}", 60)) for i in range(4)]
-    timer = threading.Timer(3, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
-    started = time.monotonic()
+    sent = interrupt_once_started(tmp_path, 2)        # both CPUs busy, two tasks queued
     with pytest.raises(KeyboardInterrupt):
         list(RayExecutor().run(tasks))
-    assert time.monotonic() - started < 10
-    time.sleep(2)   # a queued task would have started by now on a freed CPU
+    interrupted = time.monotonic()
+    assert interrupted - sent["at"] < 5, "the interrupt did not end the campaign promptly"
     records = sorted(p.name for p in tmp_path.iterdir())
-    assert len(records) == 2, records
+    assert records == ["started-slow0", "started-slow1"]
     for record in records:
         pid = int((tmp_path / record).read_text())
-        deadline = time.monotonic() + 5
-        while alive(pid) and time.monotonic() < deadline:
+        while alive(pid) and time.monotonic() < interrupted + 10:
             time.sleep(0.1)
         assert not alive(pid), f"{record}: its worker still runs"
+    time.sleep(2)   # a queued task would have started by now on a freed CPU
+    assert sorted(p.name for p in tmp_path.iterdir()) == records
 
 
 def test_ray_vec_env_steps_exactly_as_dummy_vec_env():

@@ -104,3 +104,22 @@ def cartpole_score(settings: dict) -> dict:
             done, steps = terminated or truncated, steps + 1
         lengths.append(steps)
     return {"mean_length": sum(lengths) / len(lengths), "pid": os.getpid()}
+
+
+def interrupt_once_started(folder: Path, count: int, signum: int = signal.SIGINT, timeout: float = 30) -> dict:
+    """Send ``signum`` to this process from a thread as soon as ``count`` tasks have recorded their
+    start in ``folder`` (or after ``timeout`` seconds), whatever the machine's load.  The returned
+    dict gets ``"at"``: when the signal went (``time.monotonic()``)."""
+    import threading
+    sent: dict = {}
+
+    def watch() -> None:
+        deadline = time.monotonic() + timeout
+        while len(list(folder.glob("started-*"))) < count and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.1)    # the started tasks are well inside their sleep
+        sent["at"] = time.monotonic()
+        os.kill(os.getpid(), signum)
+
+    threading.Thread(target=watch, daemon=True).start()
+    return sent
