@@ -68,7 +68,7 @@ def run_campaign(campaign: Campaign, executor: Executor, show_progress: bool = T
                     if outcome.ok:
                         _store_files(campaign, run, outcome.value)
                         store.record(run, "done", sums[run.key], metrics=outcome.value.metrics,
-                                     wall_s=outcome.wall_s, attempts=outcome.attempts)
+                                     wall_s=outcome.value.simulation_s, attempts=outcome.attempts)
                         report.done.append(run.key)
                     else:
                         store.record(run, "failed", sums[run.key], wall_s=outcome.wall_s,

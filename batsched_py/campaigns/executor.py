@@ -44,7 +44,7 @@ class Outcome:
     value: Any = None
     error: Optional[str] = None     # one line; None when the task returned
     attempts: int = 1
-    wall_s: float = 0.0             # from submission to result, as the caller saw it
+    wall_s: float = 0.0             # from hand-over to result as the caller saw it (on Ray, queueing included)
 
     @property
     def ok(self) -> bool:
@@ -279,7 +279,7 @@ class RayExecutor(Executor):
                         value = ray.get(ref)
                     except (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError) as exc:
                         yield Outcome(task.name, error=f"its worker died {self.max_retries + 1} times "
-                                                       f"({describe_error(exc).splitlines()[0]})",
+                                                       f"({describe_error(exc)[:300]})",
                                       attempts=self.max_retries + 1)
                         continue
                     except ray.exceptions.RayTaskError as exc:

@@ -17,7 +17,7 @@ CREATE TABLE IF NOT EXISTS runs (
     digest TEXT,
     status TEXT NOT NULL,            -- done, failed or interrupted
     metrics TEXT,                    -- JSON: the metrics summary of a done run
-    wall_s REAL,                     -- as the campaign saw it, retries included
+    wall_s REAL,                     -- the simulation's own wall time; for a failed run, until it failed
     attempts INTEGER,
     error TEXT,
     finished_at TEXT
