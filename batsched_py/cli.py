@@ -25,6 +25,8 @@ DELEGATED = {
               "train a DeepShutdown or DeepScheduling PPO agent on the emulator (rl extra)"),
     "evaluate": ("batsched_py.agents.common.cli:evaluate_main",
                  "run agents and baselines on every day of a workload folder: days.csv, summary.csv, figures"),
+    "campaign": ("batsched_py.campaigns.cli:main",
+                 "run a campaign file (platforms x workloads x policies x seeds), resumable, locally or on Ray"),
 }
 
 
@@ -45,7 +47,8 @@ def _known_errors() -> tuple[type[BaseException], ...]:
                           ("batsched_py.launcher", ("LaunchError",)),
                           ("batsched_py.policies.base", ("PolicyOptionError",)),
                           ("batsched_py.policies.profile", ("TimeResolutionError",)),
-                          ("batsched_py.workloads.document", ("WorkloadError",))):
+                          ("batsched_py.workloads.document", ("WorkloadError",)),
+                          ("batsched_py.campaigns.executor", ("ExecutorError",))):
         try:
             mod = import_module(module)
         except ImportError:
@@ -142,6 +145,9 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--include-published", nargs="*", default=[], type=Path, metavar="DIR",
                     help="directories holding Batsim outputs of other schedulers (out_jobs.csv, ...)")
     cp.add_argument("-j", "--jobs", type=count, default=0, help="parallel runs (default: number of cores)")
+    cp.add_argument("--address", help="run on Ray instead of local processes: 'local' (a Ray instance started "
+                                      "here), 'auto' (this machine's cluster) or 'ray://HOST:10001' (the input "
+                                      "files travel with the runs)")
     cp.add_argument("--no-plots", action="store_true", help="skip the plots")
     for q in (rp, cp):
         q.add_argument("--time-unit",

@@ -2,12 +2,11 @@
 import argparse
 import os
 import sys
-from concurrent.futures import ProcessPoolExecutor
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 from .cli import CliError, json_object, time_unit
-from .runner import run_simulation
 
 
 def parse_schedulers(spec: str) -> list[tuple[str, str, dict[str, Any]]]:
@@ -46,12 +45,6 @@ def _short(options: dict[str, Any]) -> str:
     return "(" + ",".join(f"{k}={v}" for k, v in options.items()) + ")"
 
 
-def _one(args: tuple) -> tuple[str, str]:
-    label, name, options, platform, workloads, energy, events, mmax, export = args
-    run_simulation(platform, workloads, name, options, export=export, energy=energy, events=events, mmax=mmax)
-    return label, export
-
-
 def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
     from .metrics import compare_table, format_table, write_csv
     from .preflight import check_before_running
@@ -63,15 +56,7 @@ def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
         outdir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise CliError(f"-o {outdir}: cannot create the output directory ({exc.strerror or exc})") from None
-    tasks = [(label, name, options, args.platform, args.workload, args.energy, args.events, args.mmax,
-              str(outdir / _safe(label) / "out")) for label, name, options in runs]
-    workers = args.jobs or os.cpu_count() or 1
-    results: dict[str, Path] = {}
-    print(f"compare: {_count(len(tasks), 'run')} on {_count(min(workers, len(tasks)), 'process')}", file=sys.stderr)
-    with ProcessPoolExecutor(max_workers=min(workers, len(tasks))) as pool:
-        for label, prefix in pool.map(_one, tasks):
-            print(f"  done: {label}", file=sys.stderr)
-            results[label] = Path(prefix)
+    results, failed = _run_all(args, runs, outdir)
     for directory in args.include_published:
         results[f"published:{directory.name}"] = directory / "out"
     platform = args.platform if args.energy else None
@@ -92,12 +77,70 @@ def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
         for path in paths:
             print(f"plot: {path}", file=sys.stderr)
     print(f"table: {outdir / 'comparison.csv'}", file=sys.stderr)
+    if failed:
+        raise _failures(failed)
     return rows
 
 
 def _count(n: int, noun: str) -> str:
     """``1 run``, ``2 runs``, ``1 process``, ``2 processes``."""
     return f"{n} {noun}" if n == 1 else f"{n} {noun}{'es' if noun.endswith('s') else 's'}"
+
+
+def _failures(failed: dict[str, str]) -> CliError:
+    return CliError("; ".join(f"run {label} failed: {error}" for label, error in failed.items()))
+
+
+def _run_all(args: argparse.Namespace, runs: list[tuple[str, str, dict[str, Any]]],
+             outdir: Path) -> tuple[dict[str, Path], dict[str, str]]:
+    """Every run on the executor, its files written into ``DIR/LABEL/`` as soon as it ends.
+    Ctrl-C or SIGTERM: no run starts any more, running ones stop, finished ones stay."""
+    from .campaigns.executor import Task, interrupt_on_sigterm, make_executor, progress
+    from .campaigns.simulation import SimulationSpec, check_inputs, simulate_to_files, with_inputs, write_files
+    specs = {label: SimulationSpec(str(args.platform), tuple(map(str, args.workload)), name, options, args.energy,
+                                   tuple(map(str, args.events)), args.mmax) for label, name, options in runs}
+    for spec in specs.values():      # a missing input fails here, before any run starts
+        problem = check_inputs(spec, "compare")
+        if problem:
+            raise CliError(problem)
+    executor = make_executor(getattr(args, "address", None), min(args.jobs or os.cpu_count() or 1, len(runs)))
+    finished: dict[str, Path] = {}
+    failed: dict[str, str] = {}
+    bar = None
+    try:
+        tasks = [Task(label, simulate_to_files, (with_inputs(spec) if executor.ships_inputs else spec,))
+                 for label, spec in specs.items()]
+        print(f"compare: {_count(len(tasks), 'run')} on {executor.describe()}", file=sys.stderr)
+        bar = progress(len(tasks), "runs")
+        with interrupt_on_sigterm(), closing(executor.run(tasks)) as outcomes:
+            for outcome in outcomes:
+                if outcome.ok:
+                    prefix = outdir / _safe(outcome.name) / "out"
+                    write_files(outcome.value, prefix)
+                    finished[outcome.name] = prefix
+                else:
+                    failed[outcome.name] = outcome.error or ""
+                line = f"  {'done' if outcome.ok else 'failed'}: {outcome.name}"
+                if bar is not None:
+                    bar.update()
+                    bar.write(line, file=sys.stderr)   # above the bar, not through it
+                else:
+                    print(line, file=sys.stderr)
+    except KeyboardInterrupt:
+        left = [label for label, _, _ in runs if label not in finished and label not in failed]
+        print(f"compare: interrupted; {_count(len(finished), 'finished run')} kept in {outdir}"
+              + (f" ({', '.join(finished)})" if finished else "") + f"; not finished: {', '.join(left)}",
+              file=sys.stderr)
+        raise
+    finally:
+        if bar is not None:
+            bar.close()
+        executor.close()
+    # Tables and messages keep the order of --schedulers, whatever order the runs ended in.
+    failed = {label: failed[label] for label, _, _ in runs if label in failed}
+    if not finished:
+        raise _failures(failed)
+    return {label: finished[label] for label, _, _ in runs if label in finished}, failed
 
 
 def _safe(label: str) -> str:

@@ -149,3 +149,15 @@ def test_run_writes_into_a_directory_with_o_as_compare_does(tmp_path, capsys):
     with pytest.raises(SystemExit):      # one place or the other
         main(["run", *inputs, "-o", str(tmp_path / "d"), "-e", str(tmp_path / "p")])
     assert "not allowed with argument" in capsys.readouterr().err
+
+
+def test_compare_reports_every_failed_run_in_one_line(tmp_path, capsys):
+    bad = tmp_path / "too_wide.json"      # a job wider than the platform: every run fails
+    bad.write_text('{"nb_res": 500, "jobs": [{"id": "1", "subtime": 0, "res": 500, "walltime": 10, "profile": "p"}],'
+                   ' "profiles": {"p": {"type": "delay", "delay": 1}}}')
+    code = main(["compare", "-p", str(CASE / "inputs/energy_platform_homogeneous_no_net_128.xml"), "-w", str(bad),
+                 "--schedulers", "easy,fcfs", "-o", str(tmp_path / "c"), "--no-plots"])
+    err = capsys.readouterr().err.splitlines()
+    assert code == 2
+    assert err[-1].startswith("batsched-py compare: error: run easy failed: ") and "; run fcfs failed: " in err[-1]
+    assert "too_wide.json" in err[-1]

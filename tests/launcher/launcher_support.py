@@ -1,12 +1,13 @@
 """Helpers of the launcher tests: stand-ins for the ``batsim`` binary, process checks, a fixture."""
 from __future__ import annotations
 
-import os
 import sys
 import time
 from pathlib import Path
 
 import pytest
+
+from helpers.processes import alive  # noqa: F401  (the launcher tests import it from here)
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -18,14 +19,6 @@ WORKLOAD = CASE / "inputs" / "test_same_submit_time.json"
 EMULATE = [sys.executable, "-m", "batsched_py.cli", "emulate"]
 # A scripted stand-in for the failure paths (crash, silence, ignored SIGTERM).
 FAKE = [sys.executable, str(HERE / "fake_batsim.py")]
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def read_pid(pidfile: Path, deadline: float = 10.0) -> int:

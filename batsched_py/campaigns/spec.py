@@ -1,0 +1,234 @@
+"""Campaign files: platforms x workloads x policies x seeds x repetitions, read from TOML or YAML.
+
+```toml
+output = "out/taurus"            # relative paths are relative to this file's folder
+energy = true
+seeds = [0, 1]                   # optional: each run passes its seed as the policy option "seed"
+repetitions = 1                  # optional: identical runs, numbered rep0, rep1, ...
+mmax = 0                         # optional: Batsim's --mmax
+
+[platforms]
+taurus = "../platforms/taurus_168.xml"
+
+[workloads]                      # named sets; entries are files, folders (their *.json) or globs
+weeks = ["../workloads/taurus_2016-03-27.json", "/data/lyon_2016/*.json"]
+
+[policies.easy]
+scheduler = "easy"
+
+[policies.oracle]
+scheduler = "oracle"
+options = { base = "easy", workload = "{workload}" }   # {workload}: the run's workload file
+```
+"""
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+from dataclasses import dataclass
+from itertools import product
+from pathlib import Path
+from typing import Any, Optional
+
+from ..cli import CliError, json_object
+from .simulation import SimulationSpec
+
+TOP_KEYS = {"output", "energy", "seeds", "repetitions", "mmax", "platforms", "workloads", "policies"}
+POLICY_KEYS = {"scheduler", "options"}
+WORKLOAD_PLACEHOLDER = "{workload}"
+
+
+class CampaignError(CliError):
+    """A bad campaign file: one line naming the file and the entry."""
+
+
+@dataclass(frozen=True)
+class CampaignRun:
+    key: str                  # platform/workload set/workload/policy[/seedS][/repR]: unique, a folder path
+    platform: str
+    workload_set: str
+    workload: str
+    policy: str
+    seed: Optional[int]
+    repetition: int
+    spec: SimulationSpec
+
+    def digest(self, file_hashes: Optional[dict[str, str]] = None) -> str:
+        """Everything a run's outputs depend on: a finished run whose digest changed runs again.
+        ``file_hashes`` caches each input file's hash across the runs that share it."""
+        cache = {} if file_hashes is None else file_hashes
+        h = hashlib.sha256()
+        for path in (self.spec.platform, *self.spec.workloads, *self.spec.events):
+            if path not in cache:
+                cache[path] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+            h.update(cache[path].encode())
+        h.update(json.dumps([self.spec.scheduler, self.spec.options, self.spec.energy, self.spec.mmax],
+                            sort_keys=True).encode())
+        return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class Campaign:
+    path: Path
+    output: Path
+    runs: list[CampaignRun]
+
+    @property
+    def database(self) -> Path:
+        return self.output / "results.sqlite"
+
+    def run_dir(self, run: CampaignRun) -> Path:
+        return self.output / "runs" / run.key
+
+
+def read_document(path: Path) -> dict[str, Any]:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise CampaignError(f"campaign file {path}: cannot read it ({exc.strerror or exc})") from None
+    if path.suffix in (".yaml", ".yml"):
+        try:
+            import yaml
+        except ImportError:
+            raise CampaignError(f"campaign file {path}: reading YAML needs pyyaml (pip install pyyaml), "
+                                "or write it as TOML") from None
+        try:
+            data = yaml.safe_load(raw)
+        except yaml.YAMLError as exc:
+            raise CampaignError(f"campaign file {path}: invalid YAML ({' '.join(str(exc).split())})") from None
+    else:
+        import tomllib
+        try:
+            data = tomllib.loads(raw.decode("utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise CampaignError(f"campaign file {path}: invalid TOML ({exc})") from None
+    if not isinstance(data, dict):
+        raise CampaignError(f"campaign file {path}: the top level must be a table of settings")
+    return data
+
+
+def load_campaign(path: Path, check_policies: bool = True) -> Campaign:
+    path = Path(path)
+    data = read_document(path)
+    where = f"campaign file {path}"
+    unknown = sorted(set(data) - TOP_KEYS)
+    if unknown:
+        raise CampaignError(f"{where}: unknown setting {unknown[0]!r}; known: {', '.join(sorted(TOP_KEYS))}")
+    base = path.resolve().parent
+    output = _resolve(base, _typed(data, "output", str, where, None))
+    energy = _typed(data, "energy", bool, where, False)
+    mmax = _typed(data, "mmax", int, where, 0)
+    repetitions = _typed(data, "repetitions", int, where, 1)
+    if repetitions < 1:
+        raise CampaignError(f"{where}: repetitions must be at least 1, not {repetitions}")
+    seeds = data.get("seeds")
+    if seeds is not None and (not isinstance(seeds, list) or not seeds
+                              or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds)):
+        raise CampaignError(f"{where}: seeds must be a non-empty list of integers")
+    platforms = {name: _resolve(base, value) for name, value in _names(data, "platforms", where, str).items()}
+    for name, platform in platforms.items():
+        if not platform.is_file():
+            raise CampaignError(f"{where}: platforms.{name}: {platform} does not exist")
+    workload_sets = {name: _expand(base, value, f"{where}: workloads.{name}")
+                     for name, value in _names(data, "workloads", where, (str, list)).items()}
+    policies = {name: _policy(value, f"{where}: policies.{name}")
+                for name, value in _names(data, "policies", where, dict).items()}
+    runs = []
+    for (pname, platform), (wset, workloads), (policy, (scheduler, options)), seed, rep in product(
+            platforms.items(), workload_sets.items(), policies.items(), seeds or [None], range(repetitions)):
+        for workload in workloads:
+            opts = _substitute(options, str(workload))
+            if seed is not None:
+                opts["seed"] = seed
+            key = "/".join([pname, wset, _stem(workload, workloads), policy]
+                           + ([f"seed{seed}"] if seed is not None else []) + ([f"rep{rep}"] if repetitions > 1 else []))
+            spec = SimulationSpec(str(platform), (str(workload),), scheduler, opts, energy, (), mmax)
+            runs.append(CampaignRun(key, pname, wset, str(workload), policy, seed, rep, spec))
+    if check_policies:
+        _check_policies(runs, where)
+    return Campaign(path, output, runs)
+
+
+def _typed(data: dict, key: str, kind, where: str, default):
+    if key not in data:
+        if default is None:
+            raise CampaignError(f"{where}: missing setting {key!r}")
+        return default
+    value = data[key]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise CampaignError(f"{where}: {key} must be {kind.__name__}, not {value!r}")
+    return value
+
+
+def _names(data: dict, key: str, where: str, kinds) -> dict[str, Any]:
+    table = data.get(key)
+    if not isinstance(table, dict) or not table:
+        raise CampaignError(f"{where}: [{key}] must be a table naming at least one entry")
+    for name, value in table.items():
+        if not isinstance(value, kinds) or "/" in name:
+            raise CampaignError(f"{where}: {key}.{name}: bad entry {value!r}")
+    return table
+
+
+def _resolve(base: Path, text: str) -> Path:
+    path = Path(text).expanduser()
+    return path if path.is_absolute() else base / path
+
+
+def _expand(base: Path, entries, where: str) -> list[Path]:
+    """Files, folders (their ``*.json``) and globs, in sorted order within each entry."""
+    out: list[Path] = []
+    for entry in [entries] if isinstance(entries, str) else entries:
+        if not isinstance(entry, str):
+            raise CampaignError(f"{where}: {entry!r} is not a path")
+        path = _resolve(base, entry)
+        if any(c in entry for c in "*?["):
+            found = sorted(Path(p) for p in glob.glob(str(path)) if Path(p).is_file())
+        elif path.is_dir():
+            found = sorted(path.glob("*.json"))
+        else:
+            found = [path] if path.is_file() else []
+        if not found:
+            raise CampaignError(f"{where}: {entry} matches no workload file")
+        out += [p for p in found if p not in out]
+    return out
+
+
+def _stem(workload: Path, workloads: list[Path]) -> str:
+    stems = [w.stem for w in workloads]
+    return workload.stem if stems.count(workload.stem) == 1 else str(workload).strip("/").replace("/", "_")
+
+
+def _policy(value: dict, where: str) -> tuple[str, dict[str, Any]]:
+    unknown = sorted(set(value) - POLICY_KEYS)
+    if unknown:
+        raise CampaignError(f"{where}: unknown key {unknown[0]!r}; known: scheduler, options")
+    scheduler = value.get("scheduler")
+    if not isinstance(scheduler, str):
+        raise CampaignError(f"{where}: scheduler must name a policy (see list-schedulers)")
+    options = value.get("options", {})
+    if isinstance(options, str):   # a JSON object, as `run --config` takes
+        options = json_object(options, f"{where}: options")
+    if not isinstance(options, dict):
+        raise CampaignError(f"{where}: options must be a table or a JSON object")
+    return scheduler, options
+
+
+def _substitute(options: dict[str, Any], workload: str) -> dict[str, Any]:
+    return {k: workload if v == WORKLOAD_PLACEHOLDER else v for k, v in options.items()}
+
+
+def _check_policies(runs: list[CampaignRun], where: str) -> None:
+    """Each policy built once with its first run's options: a bad name or option fails before any run."""
+    from ..cli import create_scheduler
+    from ..scheduler import create
+    seen = set()
+    for run in runs:
+        if run.policy in seen:
+            continue
+        seen.add(run.policy)
+        try:
+            create_scheduler(create, run.spec.scheduler, run.spec.options)
+        except Exception as exc:
+            raise CampaignError(f"{where}: policies.{run.policy}: {exc}") from None

@@ -1,0 +1,195 @@
+"""Campaign files: one folder and one SQLite row per run, parallel runs byte-identical to
+sequential ones, resume after an interrupt, and one-line errors for bad files."""
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+from batsched_py.campaigns.campaign import campaign_status, run_campaign
+from batsched_py.campaigns.executor import LocalExecutor
+from batsched_py.campaigns.spec import load_campaign
+from batsched_py.cli import main
+
+from helpers.campaign import PLATFORM, SMALL_WORKLOADS, sequential_files, slow_workload, tree_bytes, write_campaign
+
+
+def _rows(database) -> dict[str, dict]:
+    db = sqlite3.connect(database)
+    cursor = db.execute("SELECT * FROM runs")
+    names = [d[0] for d in cursor.description]
+    rows = {r[0]: dict(zip(names, r)) for r in cursor}
+    db.close()
+    return rows
+
+
+def _any_done(database) -> bool:
+    try:   # the file can exist a moment before its table does
+        return database.is_file() and any(r["status"] == "done" for r in _rows(database).values())
+    except sqlite3.OperationalError:
+        return False
+
+
+def test_eight_runs_in_parallel_match_sequential_runs_and_each_has_a_row(tmp_path):
+    campaign = load_campaign(write_campaign(tmp_path))
+    assert len(campaign.runs) == 8
+    report = run_campaign(campaign, LocalExecutor(2), show_progress=False)
+    assert len(report.done) == 8 and not report.failed
+    stored = tree_bytes(campaign.output / "runs")
+    assert stored == sequential_files(campaign)
+    assert len(stored) == 8 * 5        # jobs, schedule, machine_states, consumed_energy, pstate_changes
+    rows = _rows(campaign.database)
+    assert {r["status"] for r in rows.values()} == {"done"} and len(rows) == 8
+    easy = rows["taurus/set/taurus_2016-03-27/easy"]
+    assert json.loads(easy["metrics"])["nb_jobs"] == 77 and easy["wall_s"] > 0 and easy["error"] is None
+    assert json.loads(rows["taurus/set/taurus_2016-03-27/T0"]["options"]) == {"base": "easy", "timeout": 0}
+
+
+def test_status_counts_and_a_changed_input_makes_its_runs_missing_again(tmp_path, capsys):
+    week = tmp_path / "week.json"
+    week.write_bytes(SMALL_WORKLOADS[0].read_bytes())
+    path = write_campaign(tmp_path, workloads=[week], policies='[policies.easy]\nscheduler = "easy"\n')
+    assert main(["campaign", "status", str(path)]) == 0
+    assert "1 run: 0 done, 0 failed, 0 interrupted, 1 missing" in capsys.readouterr().out
+    assert main(["campaign", "run", str(path), "--no-progress"]) == 0
+    assert main(["campaign", "status", str(path)]) == 0
+    assert "1 done, 0 failed, 0 interrupted, 0 missing" in capsys.readouterr().out
+    week.write_text(week.read_text().replace('"subtime": 0', '"subtime": 1', 1))
+    assert campaign_status(load_campaign(path))["missing"] == ["taurus/set/week/easy"]
+
+
+def test_a_failing_run_is_stored_as_failed_and_the_others_are_kept(tmp_path, capsys):
+    bad = tmp_path / "bad.json"       # loads, but a job asks for more hosts than the platform has
+    bad.write_text(json.dumps({"nb_res": 500, "jobs": [{"id": "1", "subtime": 0, "res": 500, "walltime": 10,
+                                                        "profile": "p"}], "profiles": {"p": {"type": "delay", "delay": 1}}}))
+    path = write_campaign(tmp_path, workloads=[SMALL_WORKLOADS[0], bad], policies='[policies.easy]\nscheduler = "easy"\n')
+    code = main(["campaign", "run", str(path), "--no-progress"])
+    err = capsys.readouterr().err
+    rows = _rows(tmp_path / "out" / "results.sqlite")
+    assert code == 1, err
+    assert rows["taurus/set/taurus_2016-03-27/easy"]["status"] == "done"
+    assert rows["taurus/set/bad/easy"]["status"] == "failed" and rows["taurus/set/bad/easy"]["error"]
+    assert "failed: taurus/set/bad/easy: " in err
+
+
+@pytest.mark.parametrize("text, message", [
+    ("output = \n", "invalid TOML"),
+    ('output = "o"\nplaces = 1\n', "unknown setting 'places'"),
+    ('energy = true\n', "missing setting 'output'"),
+    ('output = "o"\n[platforms]\nt = "nowhere.xml"\n', "platforms.t: "),
+    ('output = "o"\nrepetitions = 0\n', "repetitions must be at least 1"),
+])
+def test_bad_campaign_files_end_in_one_line_naming_file_and_entry(tmp_path, capsys, text, message):
+    path = tmp_path / "c.toml"
+    path.write_text(text)
+    assert main(["campaign", "run", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err and str(path) in err, err
+
+
+@pytest.mark.parametrize("workloads, policies, message", [
+    ([SMALL_WORKLOADS[0]], '[policies.x]\nscheduler = "nosuch"\n', "policies.x: unknown scheduler 'nosuch'"),
+    ([SMALL_WORKLOADS[0]], '[policies.x]\nscheduler = "timeout"\noptions = {timeout = -1}\n',
+     "policies.x: option timeout: -1 is not a finite non-negative number"),
+    ([SMALL_WORKLOADS[0].with_name("missing.json")], '[policies.x]\nscheduler = "easy"\n',
+     "workloads.set: " + str(SMALL_WORKLOADS[0].with_name("missing.json")) + " matches no workload file"),
+])
+def test_unknown_policies_bad_options_and_missing_workloads_are_refused_before_any_run(tmp_path, capsys, workloads,
+                                                                                      policies, message):
+    path = write_campaign(tmp_path, workloads=workloads, policies=policies)
+    assert main(["campaign", "run", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err and str(path) in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_yaml_campaign_files_read_as_toml_ones(tmp_path):
+    yaml = pytest.importorskip("yaml")
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump({"output": "out", "platforms": {"t": str(PLATFORM)},
+                                    "workloads": {"w": [str(SMALL_WORKLOADS[0])]}, "seeds": [1, 2],
+                                    "policies": {"easy": {"scheduler": "easy", "options": {"allocation": "random"}}}}))
+    runs = load_campaign(path).runs
+    assert [r.key for r in runs] == ["t/w/taurus_2016-03-27/easy/seed1", "t/w/taurus_2016-03-27/easy/seed2"]
+    assert runs[1].spec.options == {"allocation": "random", "seed": 2}
+
+
+def test_sigint_stops_a_campaign_promptly_and_a_second_run_does_only_the_missing_runs(tmp_path):
+    workloads = [slow_workload(tmp_path / f"slow{i}.json", 3000) for i in range(2)]
+    path = write_campaign(tmp_path, workloads=workloads, energy=False,
+                          policies='[policies.easy]\nscheduler = "easy"\n[policies.fcfs]\nscheduler = "fcfs"\n')
+    proc = subprocess.Popen([sys.executable, "-m", "batsched_py.cli", "campaign", "run", str(path), "-j", "1"],
+                            stderr=subprocess.PIPE, text=True)
+    database = tmp_path / "out" / "results.sqlite"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            if _any_done(database):
+                break
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        signalled = time.monotonic()
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert time.monotonic() - signalled < 3, "the campaign did not stop promptly"
+    assert proc.returncode == 130, err
+    assert "interrupted: 1 run finished and kept, 3 marked interrupted; run it again to resume" in err
+    campaign = load_campaign(path)
+    states = campaign_status(campaign)
+    assert (len(states["done"]), len(states["interrupted"])) == (1, 3)
+    kept = campaign.output / "runs" / states["done"][0]
+    before = {p.name: p.stat().st_mtime_ns for p in kept.iterdir()}
+    assert sorted(before) == ["out_jobs.csv", "out_machine_states.csv", "out_schedule.csv"]
+    assert not (campaign.output / "runs" / states["interrupted"][0]).exists()
+
+    report = run_campaign(campaign, LocalExecutor(2), show_progress=False)
+    assert report.skipped == 1 and sorted(report.done) == sorted(states["interrupted"])
+    assert {p.name: p.stat().st_mtime_ns for p in kept.iterdir()} == before   # the kept run was not redone
+    assert {r["status"] for r in _rows(database).values()} == {"done"}
+
+
+def test_the_workload_placeholder_gives_each_run_its_own_workload(tmp_path):
+    policies = '[policies.oracle]\nscheduler = "oracle"\noptions = { base = "easy", workload = "{workload}" }\n'
+    runs = load_campaign(write_campaign(tmp_path, policies=policies)).runs
+    assert [r.spec.options["workload"] for r in runs] == [str(w) for w in SMALL_WORKLOADS]
+
+
+def test_an_unreachable_ray_cluster_ends_compare_and_campaign_in_one_line(tmp_path, capsys, monkeypatch):
+    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'batsched_py[ray]')")
+
+    def refuse(address=None, **options):
+        raise ConnectionError(f"nothing listens at {address}")
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", refuse)
+    path = write_campaign(tmp_path, workloads=[SMALL_WORKLOADS[0]], policies='[policies.easy]\nscheduler = "easy"\n')
+    assert main(["campaign", "run", str(path), "--address", "ray://nowhere:10001"]) == 2
+    assert main(["compare", "-p", str(PLATFORM), "-w", str(SMALL_WORKLOADS[0]), "--schedulers", "easy",
+                 "-o", str(tmp_path / "cmp"), "--address", "auto"]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[-2] == ("batsched-py campaign run: error: --address ray://nowhere:10001: cannot connect to Ray "
+                         "(ConnectionError: nothing listens at ray://nowhere:10001)")
+    assert lines[-1] == ("batsched-py compare: error: --address auto: cannot connect to Ray "
+                         "(ConnectionError: nothing listens at auto)")
+
+
+def test_inputs_shipped_with_a_task_give_the_same_bytes_where_the_paths_do_not_exist(tmp_path):
+    """What a Ray node without the caller's disk gets: the files' bytes inside the task."""
+    from batsched_py.campaigns.simulation import simulate_to_files, with_inputs, without_wall_clock
+    week = tmp_path / "week.json"
+    week.write_bytes(SMALL_WORKLOADS[0].read_bytes())
+    policies = ('[policies.oracle]\nscheduler = "oracle"\n'
+                'options = { base = "easy", cores_per_node = 12, host_speed = 1e6, workload = "{workload}" }\n')
+    spec = load_campaign(write_campaign(tmp_path, workloads=[week], policies=policies)).runs[0].spec
+    expected = simulate_to_files(spec)
+    shipped = with_inputs(spec)
+    week.unlink()
+    got = simulate_to_files(shipped)
+    assert got.files.keys() == expected.files.keys() and len(got.files) == 5
+    for name, content in expected.files.items():
+        assert without_wall_clock(name, got.files[name]) == without_wall_clock(name, content), name
+    assert got.metrics == expected.metrics
