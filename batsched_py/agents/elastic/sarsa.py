@@ -6,7 +6,9 @@ One head per part of the action: the job class (always), and in mode elastic the
 head learns only from the decisions where its part counted (a job could start; the pool was
 due), and its SARSA transition spans the steps until its next such decision (rewards discounted
 per step).  Every ``batch`` transitions the readouts are refitted on the last ``memory`` ones, with
-targets ``Q(s,a) + lr * (R + gamma^k Q(s',a') - Q(s,a))`` under the current readout.
+targets ``Q(s,a) + lr * (R + gamma^k Q(s',a') - Q(s,a))`` under the current readout, ``sweeps`` times
+over (with lr 0.2 one sweep moves the values a fifth of the way: they would lag the rewards for
+many batches).
 
 Saved as ``.npz`` (``save``); ``load_sarsa(path)`` gives a greedy policy for the ``elastic-agent``
 scheduler (``--config '{"policy": "agent.npz", "mode": ...}'``).
@@ -29,7 +31,7 @@ class SarsaAgent:
     def __init__(self, obs_size: int, n_classes: int, n_levels: int = 0, *, kind: str = "esn",
                  epsilon: float = 0.05, gamma: float = 0.8, lr: float = 0.2, neurons: int = 100,
                  connectivity: float = 0.1, batch: int = 500, memory: int = 5000, ridge: float = 1.0,
-                 seed: int = 0):
+                 sweeps: int = 10, seed: int = 0):
         for name, value in (("epsilon", epsilon), ("gamma", gamma), ("lr", lr)):
             if not isinstance(value, (int, float)) or not 0 <= value <= 1:
                 raise ValueError(f"{name}: {value!r} is not a number in [0, 1]")
@@ -37,13 +39,15 @@ class SarsaAgent:
             raise ValueError(f"batch {batch!r} and memory {memory!r}: need 1 <= batch <= memory")
         self.config = {"obs_size": obs_size, "n_classes": n_classes, "n_levels": n_levels, "kind": kind,
                        "epsilon": epsilon, "gamma": gamma, "lr": lr, "neurons": neurons,
-                       "connectivity": connectivity, "batch": batch, "memory": memory, "ridge": ridge, "seed": seed}
+                       "connectivity": connectivity, "batch": batch, "memory": memory, "ridge": ridge,
+                       "sweeps": sweeps, "seed": seed}
         self.reservoir = Reservoir(obs_size, kind, neurons, connectivity, seed=seed)
         n_features = neurons + obs_size + 1
         self.heads = [Readout(n_features, n_classes, ridge)] + ([Readout(n_features, n_levels, ridge)]
                                                                if n_levels else [])
         self.rng = np.random.default_rng(seed)
         self.epsilon, self.gamma, self.lr, self.batch, self.memory = epsilon, gamma, lr, batch, memory
+        self.sweeps = sweeps
         self.buffers: list[list[tuple]] = [[] for _ in self.heads]
         self.fresh = [0 for _ in self.heads]
         self.pending: list[Optional[list]] = [None for _ in self.heads]   # [phi, action, R, discount]
@@ -115,16 +119,21 @@ class SarsaAgent:
             self.refit(h)
 
     def refit(self, h: int) -> None:
+        """``sweeps`` SARSA updates of the whole memory, each a ridge fit of the readout."""
         buf, head = self.buffers[h], self.heads[h]
         if not buf:
             return
         self.fresh[h] = 0
         phis = np.array([t[0] for t in buf])
         actions = np.array([t[1] for t in buf])
-        q = np.einsum("ij,ij->i", head.weights[actions], phis)
-        nxt = np.array([head.values(t[4])[t[5]] if t[3] else 0.0 for t in buf])
-        targets = q + self.lr * (np.array([t[2] for t in buf]) + np.array([t[3] for t in buf]) * nxt - q)
-        head.fit(phis, actions, targets)
+        rewards = np.array([t[2] for t in buf])
+        discounts = np.array([t[3] for t in buf])
+        ends = np.array([t[4] if t[3] else t[0] for t in buf])
+        next_actions = np.array([t[5] if t[3] else 0 for t in buf])
+        for _ in range(self.sweeps):
+            q = np.einsum("ij,ij->i", head.weights[actions], phis)
+            nxt = np.einsum("ij,ij->i", head.weights[next_actions], ends)
+            head.fit(phis, actions, q + self.lr * (rewards + discounts * nxt - q))
 
     def refit_all(self) -> None:
         for h in range(len(self.heads)):
