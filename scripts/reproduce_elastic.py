@@ -32,6 +32,7 @@ import gymnasium as gym  # noqa: E402
 
 import batsched_py.envs  # noqa: E402,F401
 from batsched_py.agents.elastic import SarsaAgent, run_episode  # noqa: E402
+from batsched_py.envs.elastic import busiest_vos  # noqa: E402
 from batsched_py.policies.agent.baselines import BASELINES  # noqa: E402
 from batsched_py.workloads.convert import ConvertOptions, convert_swf  # noqa: E402
 
@@ -59,14 +60,29 @@ def windows(shared: Path, out: Path, jobs: int) -> dict[str, Path]:
 SECOND = {"scheduling": "fairness", "elastic": "utilisation"}
 
 
+VOS: list = []     # the training window's busiest VOs: class c means the same VO in every run
+
+
 def make_env(workload: Path, mode: str, prefix: Path | None = None, second: str = "fairness"):
     return gym.make("batsched_py/Elastic-v0", platform=str(PLATFORM), workloads=[str(workload)], mode=mode,
-                    second=second, output_prefix=None if prefix is None else str(prefix))
+                    second=second, vos=VOS or None, output_prefix=None if prefix is None else str(prefix))
 
 
 def energy_kwh(prefix: Path) -> float:
     with open(f"{prefix}_schedule.csv") as f:
         return float(next(csv.DictReader(f))["consumed_joules"]) / 3.6e6
+
+
+class InteractiveFirst:
+    """A reference, not the paper's: the oldest interactive job first, else the oldest batch job;
+    what any class choice can reach on a fixed pool whose cores are all busy."""
+
+    def bind(self, scheduler) -> None:
+        self.s = scheduler
+
+    def __call__(self, obs) -> int:
+        heads = [(c % 2, q[0].subtime, c) for c, q in enumerate(self.s.queues) if q]
+        return min(heads)[2] if heads else 0
 
 
 def evaluate(name: str, workload: Path, mode: str, out: Path, agent: SarsaAgent | None = None,
@@ -79,7 +95,7 @@ def evaluate(name: str, workload: Path, mode: str, out: Path, agent: SarsaAgent 
         info = run_episode(env, agent, seed=0, explore=False)
     else:
         obs, _ = env.reset(seed=0)
-        policy = BASELINES["elastic"][baseline]()
+        policy = InteractiveFirst() if baseline == "IF" else BASELINES["elastic"][baseline]()
         policy.bind(env.unwrapped.scheduler)
         done = False
         while not done:
@@ -121,7 +137,7 @@ def row(label: str, unit: str, results: dict, key: str, fmt: str) -> str:
     return f"| {label} ({unit}) | " + " | ".join(cells) + " |"
 
 
-COLUMNS = ["FCFS (81)", "EDF (81)", "RL rigid ESN", "RL rigid FF", "EDF elastic", "RL elastic ESN"]
+COLUMNS = ["FCFS (81)", "EDF (81)", "interactive first (81)", "RL rigid ESN", "RL rigid FF", "EDF elastic", "RL elastic ESN"]
 
 
 def tables(r: dict) -> str:
@@ -173,10 +189,14 @@ def main() -> int:
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
     paths = windows(args.shared, args.out, args.jobs)
+    VOS[:] = busiest_vos([paths["train"]], "group", 4)
+    print(f"VOs (SWF groups) of the classes: {VOS}")
     results: dict[str, dict] = {}
     print("baselines on the test window:")
     results["FCFS (81)"] = evaluate("fcfs", paths["test"], "scheduling", args.out, baseline="FCFS")
     results["EDF (81)"] = evaluate("edf", paths["test"], "scheduling", args.out, baseline="EDF")
+    results["interactive first (81)"] = evaluate("interactive_first", paths["test"], "scheduling", args.out,
+                                                 baseline="IF")
     results["EDF elastic"] = evaluate("edf_elastic", paths["test"], "elastic", args.out, baseline="EDF")
     for kind, mode, column in (("esn", "scheduling", "RL rigid ESN"), ("ff", "scheduling", "RL rigid FF"),
                                ("esn", "elastic", "RL elastic ESN")):

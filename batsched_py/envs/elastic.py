@@ -10,7 +10,8 @@ seconds (truncated).
 Reward after each action, at the next decision point: ``lam * W + (1 - lam) * X`` where W is the
 responsiveness of the jobs finished since the last step and of the queued ones so far, and X the
 fairness F (``second="fairness"``) or the utilisation U (``second="utilisation"``); see
-responsiveness.py.  ``info`` at the end: the per-class figures (first and last ``skip`` jobs left
+responsiveness.py.  The classes' VOs are ``vos``, by default the busiest of the workloads: give
+an agent the VOs of its training when it meets other workloads.  ``info`` at the end: the per-class figures (first and last ``skip`` jobs left
 out), energy waste (J) and host switches.
 """
 from __future__ import annotations
@@ -46,7 +47,8 @@ class ElasticEnv(BatsimEnv):
     def __init__(self, platform: "str | Path", workloads: "str | Path | Sequence[str | Path]", *,
                  mode: str = "scheduling", backend: str = "emulator", pool: int = 81, min_pool: int = 30,
                  period: float = 900.0, pool_steps: Sequence[int] = (-20, -10, 0, 10, 20), nb_vos: int = 4,
-                 vo_field: str = "group", runtimes: str = "oracle", lam: float = 0.8, second: str = "fairness",
+                 vo_field: str = "group", vos: Optional[Sequence[Any]] = None, runtimes: str = "oracle",
+                 lam: float = 0.8, second: str = "fairness",
                  skip: int = 500, max_time: Optional[float] = None, output_prefix: Optional[str] = None):
         super().__init__(platform, workloads, backend, output_prefix)
         if mode not in MODES:
@@ -61,7 +63,8 @@ class ElasticEnv(BatsimEnv):
             raise EnvError(f"nb_vos: {nb_vos!r} is not a positive integer")
         self.options = {"mode": mode, "pool": pool, "min_pool": min_pool, "period": period,
                         "pool_steps": list(pool_steps), "nb_vos": nb_vos, "vo_field": vo_field,
-                        "runtimes": runtimes, "vos": busiest_vos(self.workloads, vo_field, nb_vos)}
+                        "runtimes": runtimes,
+                        "vos": busiest_vos(self.workloads, vo_field, nb_vos) if vos is None else list(vos)}
         self.make_scheduler(self.workloads[0])     # (checks the options now, with the scheduler's messages)
         self.mode, self.lam, self.second, self.skip, self.max_time = mode, lam, second, skip, max_time
         n_classes = 2 * nb_vos
@@ -90,7 +93,7 @@ class ElasticEnv(BatsimEnv):
     def info(self) -> dict[str, Any]:
         s = self.scheduler
         return {**super().info(), "pool": s.pool_size, "queued": s.queued_count(),
-                "energy_waste": self.meter.waste, "nb_switches": s.switches, "invalid_actions": s.invalid_actions}
+                "energy_waste": self.meter.waste if self.meter else 0.0, "nb_switches": s.switches, "invalid_actions": s.invalid_actions}
 
     def episode_info(self) -> dict[str, Any]:
         return class_figures(self.scheduler, self.scheduler.interactive, self.skip)

@@ -57,6 +57,7 @@ def test_spaces_follow_the_mode_and_the_vos():
     assert env.action_space == gym.spaces.MultiDiscrete([6, 3])
     assert env.observation_space.shape == (7 + 12 + 3,)
     assert env.unwrapped.options["vos"] == [1, 6, 3]       # the small window's busiest SWF groups (523, 380, 170 jobs)
+    assert make(vos=[6, 1]).unwrapped.options["vos"] == [6, 1]     # (an agent's training VOs)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -197,6 +198,7 @@ def test_bad_actions_are_named(mode, action, message):
     ({"pool_steps": "up"}, r"^option pool_steps: \['u', 'p'\] is not a non-empty list of integers$"),
     ({"runtimes": "guess"}, r"^option runtimes: 'guess' is not 'oracle' or 'median'$"),
     ({"period": -5}, r"^option period: -5 is not a finite positive number$"),
+    ({"vos": [1, 2, 3, 4, 5]}, r"^option vos: \[1, 2, 3, 4, 5\] is not a list of at most nb_vos=4 VO values$"),
 ])
 def test_bad_arguments_are_named(kw, message):
     with pytest.raises(EnvError, match=message):

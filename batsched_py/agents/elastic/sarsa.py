@@ -37,7 +37,8 @@ class SarsaAgent:
                 raise ValueError(f"{name}: {value!r} is not a number in [0, 1]")
         if batch < 1 or memory < batch:
             raise ValueError(f"batch {batch!r} and memory {memory!r}: need 1 <= batch <= memory")
-        self.config = {"obs_size": obs_size, "n_classes": n_classes, "n_levels": n_levels, "kind": kind,
+        self.n_classes, self.n_levels = n_classes, n_levels
+        self.config: dict[str, Any] = {"obs_size": obs_size, "n_classes": n_classes, "n_levels": n_levels, "kind": kind,
                        "epsilon": epsilon, "gamma": gamma, "lr": lr, "neurons": neurons,
                        "connectivity": connectivity, "batch": batch, "memory": memory, "ridge": ridge,
                        "sweeps": sweeps, "seed": seed}
@@ -64,9 +65,9 @@ class SarsaAgent:
 
     def allowed(self, obs: np.ndarray, head: int) -> np.ndarray:
         if head == 0:     # classes with queued jobs (an empty class would start the oldest job)
-            mask = obs[CLASSES:CLASSES + 2 * self.config["n_classes"]:2] > 0
-            return np.flatnonzero(mask) if mask.any() else np.arange(self.config["n_classes"])
-        return np.arange(self.config["n_levels"])
+            mask = obs[CLASSES:CLASSES + 2 * self.n_classes:2] > 0
+            return np.flatnonzero(mask) if mask.any() else np.arange(self.n_classes)
+        return np.arange(self.n_levels)
 
     def act(self, obs: Any, teacher: Optional[Any] = None, explore: bool = True) -> Any:
         """The action for ``obs``: random with probability epsilon when exploring, else ``teacher``'s
@@ -141,8 +142,9 @@ class SarsaAgent:
 
     # --- saving -------------------------------------------------------------------------------------
     def save(self, path: "str | Path") -> None:
-        arrays = {f"head{h}": head.weights for h, head in enumerate(self.heads)}
-        np.savez(path, config=json.dumps(self.config), **self.reservoir.arrays(), **arrays)
+        arrays: dict[str, Any] = {f"head{h}": head.weights for h, head in enumerate(self.heads)}
+        arrays.update(self.reservoir.arrays(), config=json.dumps(self.config))
+        np.savez(path, **arrays)
 
     @classmethod
     def load(cls, path: "str | Path") -> "SarsaAgent":
