@@ -11,7 +11,7 @@ from batsched_py.agents.elastic import Reservoir, SarsaAgent, run_episode
 from batsched_py.cli import main
 from batsched_py.runner import run_simulation
 
-from helpers.rl import ELASTIC_PLATFORM, ELASTIC_WORKLOAD
+from helpers.rl import ELASTIC_PLATFORM, ELASTIC_WORKLOAD, emulate_command
 
 
 def make(**kw):
@@ -74,6 +74,20 @@ def test_a_saved_agent_schedules_through_run_as_in_the_environment(saved, tmp_pa
     run_simulation(ELASTIC_PLATFORM, [ELASTIC_WORKLOAD], "elastic-agent", options, export=str(tmp_path / "run"),
                    energy=True)
     assert (tmp_path / "env_jobs.csv").read_text() == (tmp_path / "run_jobs.csv").read_text()
+
+
+def test_a_served_agent_decides_as_in_process(saved, tmp_path, monkeypatch):
+    """The saved agent through ``serve`` (ZeroMQ, a Batsim process: batsched-py emulate) and in
+    process: the same schedule and the same machine states (the elastic pool's switching)."""
+    monkeypatch.setenv("BATSCHED_PY_BATSIM", emulate_command())
+    options = {"policy": str(saved), "mode": "scheduling", "runtimes": "oracle", "workload": str(ELASTIC_WORKLOAD)}
+    outputs = {}
+    for backend in ("emulator", "batsim"):
+        prefix = run_simulation(ELASTIC_PLATFORM, [ELASTIC_WORKLOAD], "elastic-agent", options,
+                                export=str(tmp_path / backend), energy=True, backend=backend)
+        outputs[backend] = [(tmp_path / f"{backend}_{kind}.csv").read_text() for kind in ("jobs", "machine_states")]
+        assert str(prefix).endswith(backend)
+    assert outputs["emulator"] == outputs["batsim"]
 
 
 @pytest.mark.parametrize("config,message", [
