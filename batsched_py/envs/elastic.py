@@ -11,8 +11,8 @@ Reward after each action, at the next decision point: ``lam * W + (1 - lam) * X`
 responsiveness of the jobs finished since the last step and of the queued ones so far, and X the
 fairness F (``second="fairness"``) or the utilisation U (``second="utilisation"``); see
 responsiveness.py.  The classes' VOs are ``vos``, by default the busiest of the workloads: give
-an agent the VOs of its training when it meets other workloads.  ``info`` at the end: the per-class figures (first and last ``skip`` jobs left
-out), energy waste (J) and host switches.
+an agent the VOs of its training when it meets other workloads.  ``info`` at the end: the
+per-class figures (first and last ``skip`` jobs left out), energy waste (J) and host switches.
 """
 from __future__ import annotations
 
@@ -93,7 +93,8 @@ class ElasticEnv(BatsimEnv):
     def info(self) -> dict[str, Any]:
         s = self.scheduler
         return {**super().info(), "pool": s.pool_size, "queued": s.queued_count(),
-                "energy_waste": self.meter.waste if self.meter else 0.0, "nb_switches": s.switches, "invalid_actions": s.invalid_actions}
+                "energy_waste": self.meter.waste if self.meter else 0.0, "nb_switches": s.switches,
+                "invalid_actions": s.invalid_actions}
 
     def episode_info(self) -> dict[str, Any]:
         return class_figures(self.scheduler, self.scheduler.interactive, self.skip)

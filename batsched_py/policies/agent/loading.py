@@ -3,8 +3,9 @@
 ``policy`` is one of: a baseline of the environment (``T0``, ``T1``, ``T5``, ``OR*`` for shutdown;
 ``FF``, ``EASY``, ``SAF`` for scheduling: see baselines.py), a saved agent (a ``.zip`` written by
 ``batsched-py train``; for elastic, a SARSA agent's ``.npz``), or ``module:callable`` (a callable
-obs -> action, or a class whose instances are).  A policy with a ``bind(scheduler)`` method gets the scheduler when the simulation begins
-(baselines read the platform and the queue directly, as rule-based policies do).
+obs -> action, or a class whose instances are).  A policy with a ``bind(scheduler)`` method gets the
+scheduler when the simulation begins (baselines read the platform and the queue directly, as
+rule-based policies do).
 """
 from __future__ import annotations
 
