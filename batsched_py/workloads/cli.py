@@ -37,6 +37,8 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--time-unit", choices=["seconds", "minutes"], default="seconds",
                    help="unit of times in the output (minutes divides all times by 60)")
     g.add_argument("--nb-res", type=positive_count, help="platform size (default: header MaxProcs/MaxNodes)")
+    g.add_argument("--job-fields", action="store_true",
+                   help="also write each job's SWF user, group and queue (-1: unknown), e.g. for VO shares")
     g.add_argument("--renumber", action="store_true", help="ids 0..n-1 instead of SWF job numbers")
     g.add_argument("--legacy", action="store_true",
                    help="reproduce Batsim's old swf_to_batsim_workload_compute_only.py -t -gwo "
@@ -75,7 +77,7 @@ def _options(args: argparse.Namespace) -> ConvertOptions:
         keep_cancelled=args.keep_cancelled, nb_res=args.nb_res, shift_to_zero=not args.no_shift,
         start=args.start, end=args.end, skip_jobs=args.skip_jobs, max_jobs=args.max_jobs,
         renumber=args.renumber, legacy=args.legacy,
-        legacy_walltime_factor=args.legacy_walltime_factor)
+        legacy_walltime_factor=args.legacy_walltime_factor, job_fields=args.job_fields)
 
 
 def _write(data: dict, path: Path, indent: int | None) -> None:

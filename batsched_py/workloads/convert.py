@@ -59,6 +59,7 @@ class ConvertOptions:
     renumber: bool = False                  # ids 0..n-1 instead of SWF job numbers
     legacy: bool = False
     legacy_walltime_factor: float | None = None  # legacy without -gwo: max(F*runtime, req)
+    job_fields: bool = False                # also write the SWF user, group and queue of each job
 
     def __post_init__(self) -> None:
         if self.profile_type not in ("delay", "compute"):
@@ -95,6 +96,9 @@ class CleanJob:
     runtime: float
     walltime: float
     res: int
+    user: int = -1
+    group: int = -1
+    queue: int = -1
 
 
 @dataclass
@@ -198,7 +202,8 @@ def clean_jobs(trace: SwfTrace, opts: ConvertOptions, nb_res: int,
                     # (Batsim refuses a workload whose job ids repeat)
                     raise ValueError(f"{trace.path}:{job.line}: job number {job.job_id} was already used at line "
                                      f"{lines[job.job_id]}; --renumber numbers the jobs 0..n-1 instead")
-                kept.append(CleanJob(job.job_id, job.submit, job.runtime, walltime, job.procs))
+                kept.append(CleanJob(job.job_id, job.submit, job.runtime, walltime, job.procs, job.user, job.group,
+                                         job.queue))
     return kept
 
 
@@ -252,6 +257,7 @@ def build_workload(jobs: list[CleanJob], opts: ConvertOptions, nb_res: int,
             "walltime": _num(job.walltime / scale),
             "res": job.res,
             "profile": name,
+            **({"user": job.user, "group": job.group, "queue": job.queue} if opts.job_fields else {}),
         })
     return {"version": 0, "command": command, "description": description,
             "nb_res": nb_res, "jobs": out_jobs, "profiles": profiles}

@@ -50,6 +50,8 @@ class SwfJob:
     req_time: float
     status: int
     user: int
+    group: int = -1
+    queue: int = -1
 
     @property
     def procs(self) -> int:
@@ -112,7 +114,7 @@ def _parse_fields(tokens: list[str], path: str, lineno: int) -> SwfJob:
                   wait=values[WAIT], runtime=values[RUNTIME],
                   alloc_procs=int(values[ALLOC_PROCS]), req_procs=int(values[REQ_PROCS]),
                   req_time=values[REQ_TIME], status=int(values[STATUS]),
-                  user=int(values[USER]))
+                  user=int(values[USER]), group=int(values[GROUP]), queue=int(values[QUEUE]))
 
 
 def read_swf(path: str | Path, *, skip_malformed: bool = False,

@@ -40,6 +40,20 @@ def test_cleaning_rules_counted():
     assert workload["conversion"]["jobs"] == 3
 
 
+def test_job_fields_carry_user_group_and_queue(tmp_path):
+    """--job-fields writes SWF fields 12, 13 and 15 (user, group, queue) into each job."""
+    swf = tmp_path / "t.swf"
+    swf.write_text("; MaxProcs: 4\n"
+                   "1 0 0 10 1 -1 -1 1 60 -1 1 7 3 -1 2 -1 -1 -1\n"
+                   "2 5 0 20 1 -1 -1 1 60 -1 1 8 -1 -1 5 -1 -1 -1\n")
+    plain, _ = convert_swf(swf, ConvertOptions(), command="t")
+    assert "group" not in plain["jobs"][0]
+    out = tmp_path / "w.json"
+    assert main([str(swf), str(out), "--job-fields", "-q"]) == 0
+    jobs = json.loads(out.read_text())["jobs"]
+    assert [(j["user"], j["group"], j["queue"]) for j in jobs] == [(7, 3, 2), (8, -1, 5)]
+
+
 def test_missing_walltime_options_and_minutes():
     w, r = convert_swf(TINY, ConvertOptions(missing_walltime="runtime", time_unit="minutes",
                                             profile_type="compute", speed=2.0), command="t")

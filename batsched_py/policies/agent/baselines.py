@@ -17,6 +17,13 @@ Scheduling (which queued job starts now):
 - ``EASY``: the head job if it fits; else the first job that fits now without delaying the
   head's reservation (computed from running jobs' walltimes).
 - ``SAF``: EASY on the queue in smallest-area-first order.
+
+Elastic (which job class takes a free core; mode elastic: the pool level too):
+- ``FCFS`` (the stand-in for a grid site's native scheduler): the class holding the oldest job;
+  the pool stays as it is.
+- ``EDF``, earliest deadline first over the class heads (deadline: submission + runtime, the
+  job's earliest possible end); the pool level nearest to the demand (running + queued jobs)
+  plus the largest pool step (headroom: hosts take minutes to switch on).
 """
 from __future__ import annotations
 
@@ -158,8 +165,37 @@ class Saf(Easy):
         return (job.walltime or math.inf) * job.res
 
 
+class ElasticFcfs(Bound):
+    def act(self) -> Any:
+        s = self.scheduler
+        heads = [(q[0].subtime, q[0].id, c) for c, q in enumerate(s.queues) if q]
+        return self.with_pool(min(heads)[2] if heads else 0)
+
+    def with_pool(self, c: int) -> Any:
+        s = self.scheduler
+        if s.mode == "scheduling":
+            return c
+        return [c, min(range(len(s.pool_steps)), key=lambda k: abs(s.pool_steps[k]))]
+
+
+class ElasticEdf(ElasticFcfs):
+    def act(self) -> Any:
+        from .elastic import deadline
+        s = self.scheduler
+        heads = [(deadline(s, q[0]), q[0].subtime, c) for c, q in enumerate(s.queues) if q]
+        return self.with_pool(min(heads)[2] if heads else 0)
+
+    def with_pool(self, c: int) -> Any:
+        s = self.scheduler
+        if s.mode == "scheduling":
+            return c
+        demand = s.running_count() + s.queued_count() + max(s.pool_steps)   # (headroom: hosts take time to boot)
+        return [c, min(range(len(s.pool_steps)), key=lambda k: abs(s.pool_size + s.pool_steps[k] - demand))]
+
+
 BASELINES: dict[str, dict[str, Callable[[], Any]]] = {
     "shutdown": {"T0": lambda: Timeout(0), "T1": lambda: Timeout(1), "T5": lambda: Timeout(5),
                  "OR*": OffReservationOracle},
     "scheduling": {"FF": FirstFit, "EASY": Easy, "SAF": Saf},
+    "elastic": {"FCFS": ElasticFcfs, "EDF": ElasticEdf},
 }

@@ -2,9 +2,10 @@
 
 ``policy`` is one of: a baseline of the environment (``T0``, ``T1``, ``T5``, ``OR*`` for shutdown;
 ``FF``, ``EASY``, ``SAF`` for scheduling: see baselines.py), a saved agent (a ``.zip`` written by
-``batsched-py train``), or ``module:callable`` (a callable obs -> action, or a class whose instances
-are).  A policy with a ``bind(scheduler)`` method gets the scheduler when the simulation begins
-(baselines read the platform and the queue directly, as rule-based policies do).
+``batsched-py train``; for elastic, a SARSA agent's ``.npz``), or ``module:callable`` (a callable
+obs -> action, or a class whose instances are).  A policy with a ``bind(scheduler)`` method gets the
+scheduler when the simulation begins (baselines read the platform and the queue directly, as
+rule-based policies do).
 """
 from __future__ import annotations
 
@@ -23,6 +24,9 @@ def load_policy(spec: Any, env: str) -> Callable[[Any], Any]:
         raise PolicyOptionError(f"option policy: {spec!r} is not a policy name")
     if spec in BASELINES[env]:
         return BASELINES[env][spec]()
+    if spec.endswith(".npz"):
+        from ...agents.elastic import load_sarsa
+        return load_sarsa(spec)
     if spec.endswith(".zip"):
         from ...agents.common.saved import load_agent
         return load_agent(spec, env)

@@ -1,0 +1,100 @@
+"""``batsched_py/Elastic-v0``: Perez et al., "Responsive Elastic Computing" -- which job class takes a
+free core and, in mode ``elastic``, how many cores the pool holds for the next period.
+
+Action: mode ``scheduling`` ``Discrete(2 * nb_vos)`` (the class); mode ``elastic``
+``MultiDiscrete([2 * nb_vos, len(pool_steps)])`` (class, pool level).  See
+:mod:`batsched_py.policies.agent.elastic` for the decision points and the observation.  An episode
+runs a workload (LPC-EGEE windows, ``scripts/reproduce_elastic.py``) to its end, or ``max_time``
+seconds (truncated).
+
+Reward after each action, at the next decision point: ``lam * W + (1 - lam) * X`` where W is the
+responsiveness of the jobs finished since the last step and of the queued ones so far, and X the
+fairness F (``second="fairness"``) or the utilisation U (``second="utilisation"``); see
+responsiveness.py.  The classes' VOs are ``vos``, by default the busiest of the workloads: give
+an agent the VOs of its training when it meets other workloads.  ``info`` at the end: the
+per-class figures (first and last ``skip`` jobs left out), energy waste (J) and host switches.
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+import numpy as np
+from gymnasium import spaces
+
+from ..policies.agent.elastic import MODES, ElasticScheduler
+from .core import BatsimEnv, EnvError
+from .responsiveness import class_figures, fairness, step_responsiveness, utilisation
+
+SECONDS = ("fairness", "utilisation")
+
+
+def busiest_vos(workloads: Sequence[Path], field: str, n: int) -> list[Any]:
+    """The ``n`` values of job field ``field`` with the most jobs over the workloads."""
+    counts: Counter = Counter()
+    for path in workloads:
+        try:
+            jobs = json.loads(Path(path).read_text()).get("jobs", [])
+        except (OSError, ValueError, AttributeError) as exc:
+            raise EnvError(f"workloads: {path}: not a readable Batsim workload ({exc})") from None
+        counts.update(j.get(field) for j in jobs if isinstance(j, dict))
+    return [v for v, _ in counts.most_common(n)]
+
+
+class ElasticEnv(BatsimEnv):
+    def __init__(self, platform: "str | Path", workloads: "str | Path | Sequence[str | Path]", *,
+                 mode: str = "scheduling", backend: str = "emulator", pool: int = 81, min_pool: int = 30,
+                 period: float = 900.0, pool_steps: Sequence[int] = (-20, -10, 0, 10, 20), nb_vos: int = 4,
+                 vo_field: str = "group", vos: Optional[Sequence[Any]] = None, runtimes: str = "oracle",
+                 lam: float = 0.8, second: str = "fairness",
+                 skip: int = 500, max_time: Optional[float] = None, output_prefix: Optional[str] = None):
+        super().__init__(platform, workloads, backend, output_prefix)
+        if mode not in MODES:
+            raise EnvError(f"mode: {mode!r} is not one of {', '.join(MODES)}")
+        if not isinstance(lam, (int, float)) or not 0 <= lam <= 1:
+            raise EnvError(f"lam: {lam!r} is not a number in [0, 1]")
+        if second not in SECONDS:
+            raise EnvError(f"second: {second!r} is not one of {', '.join(SECONDS)}")
+        if max_time is not None and (not isinstance(max_time, (int, float)) or not max_time > 0):
+            raise EnvError(f"max_time: {max_time!r} is not a positive number")
+        if isinstance(nb_vos, bool) or not isinstance(nb_vos, int) or nb_vos < 1:
+            raise EnvError(f"nb_vos: {nb_vos!r} is not a positive integer")
+        self.options = {"mode": mode, "pool": pool, "min_pool": min_pool, "period": period,
+                        "pool_steps": list(pool_steps), "nb_vos": nb_vos, "vo_field": vo_field,
+                        "runtimes": runtimes,
+                        "vos": busiest_vos(self.workloads, vo_field, nb_vos) if vos is None else list(vos)}
+        self.make_scheduler(self.workloads[0])     # (checks the options now, with the scheduler's messages)
+        self.mode, self.lam, self.second, self.skip, self.max_time = mode, lam, second, skip, max_time
+        n_classes = 2 * nb_vos
+        self.action_space = (spaces.Discrete(n_classes) if mode == "scheduling"
+                             else spaces.MultiDiscrete([n_classes, len(pool_steps)]))
+        self.observation_space = spaces.Box(0.0, 1.0, (7 + 2 * n_classes + nb_vos,), np.float32)
+
+    def make_scheduler(self, workload: Optional[Path] = None) -> ElasticScheduler:
+        options = dict(self.options)
+        if options["runtimes"] == "oracle":
+            options["workload"] = str(workload or self.workload)
+        try:
+            return ElasticScheduler(options)
+        except ValueError as exc:
+            raise EnvError(str(exc)) from None
+
+    def truncated(self) -> bool:
+        return self.max_time is not None and self.scheduler.now >= self.max_time
+
+    def reward(self) -> float:
+        s = self.scheduler
+        finished, s.completed = s.completed, []
+        second = fairness(s) if self.second == "fairness" else utilisation(s)
+        return self.lam * step_responsiveness(s, finished) + (1.0 - self.lam) * second
+
+    def info(self) -> dict[str, Any]:
+        s = self.scheduler
+        return {**super().info(), "pool": s.pool_size, "queued": s.queued_count(),
+                "energy_waste": self.meter.waste if self.meter else 0.0, "nb_switches": s.switches,
+                "invalid_actions": s.invalid_actions}
+
+    def episode_info(self) -> dict[str, Any]:
+        return class_figures(self.scheduler, self.scheduler.interactive, self.skip)
