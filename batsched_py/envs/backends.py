@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import Optional, Protocol
+from typing import Any, Optional, Protocol
 
 from .. import protocol as p
 
@@ -58,9 +58,9 @@ class BatsimBackend:
             output_prefix = os.path.join(self._tmp.name, "out")
         self.args = BatsimArgs(platform=Path(platform), workloads=[Path(workload)], export=output_prefix,
                                energy=energy)
-        self.socket = zmq.Context.instance().socket(zmq.REP)
+        self.socket: Any = zmq.Context.instance().socket(zmq.REP)
         self.socket.setsockopt(zmq.LINGER, 0)
-        port = self.socket.bind_to_random_port("tcp://127.0.0.1")
+        port: int = self.socket.bind_to_random_port("tcp://127.0.0.1")
         endpoint = f"tcp://127.0.0.1:{port}"
         try:
             self.peer = self._start_peer(backend, endpoint, port)

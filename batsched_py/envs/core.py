@@ -78,9 +78,10 @@ class BatsimEnv(gym.Env):
         self.backend_name = backend
         self.output_prefix = output_prefix
         self.scheduler: Any = None
-        self.session: Optional[Session] = None
+        # (set by reset(): one per episode)
+        self.session: Any = None
         self.backend: Optional[Backend] = None
-        self.meter: Optional[EnergyMeter] = None
+        self.meter: Any = None
         self.workload: Optional[Path] = None
         self.steps = 0
         self.ended = True
@@ -150,6 +151,7 @@ class BatsimEnv(gym.Env):
     # --- the simulation between decision points -------------------------------------------------
     def _run_to_decision(self) -> None:
         s, session, backend, meter = self.scheduler, self.session, self.backend, self.meter
+        assert backend is not None
         while not s.awaiting:
             meter.snapshot()
             request = backend.send(session.respond())

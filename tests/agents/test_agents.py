@@ -156,3 +156,18 @@ def test_agents_and_baselines_side_by_side_in_compare(tiny_model, tmp_path):
         rows = {r["run"]: r for r in csv.DictReader(f)}
     assert set(rows) == {"T5", "agent", "saf"}
     assert all(int(r["nb_jobs"]) == 23 for r in rows.values())
+
+
+def test_training_on_ray_actors(tmp_path):
+    """The actors of a training as Ray actors (a local Ray on loopback, 2 CPUs): 4 actors share them."""
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
+    try:
+        config = TrainConfig("shutdown", PLATFORM, TWO_DAYS, tmp_path, total_steps=800, actors=4, seed=0,
+                             progress=False, checkpoint_every=10_000, vec_env="ray",
+                             hyperparameters={"n_steps": 100, "minibatches": 4})
+        path = train(config, ["train", "--vec-env", "ray"])
+    finally:
+        ray.shutdown()
+    assert json.loads((path.parent / "model.json").read_text())["steps"] >= 800
+    assert load_agent(str(path), "shutdown")(np.zeros((20, 48), np.float32)) in range(15)

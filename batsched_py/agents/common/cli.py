@@ -82,10 +82,13 @@ def evaluate_main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("-j", "--jobs", type=int, default=None, help="parallel processes (all CPUs)")
     ap.add_argument("--env-args", type=_json_object, default={}, metavar="JSON", help="environment arguments")
     ap.add_argument("--time-unit", default="min", help="the platform's time unit, for labels (min on Grid'5000)")
+    ap.add_argument("--address", default=None,
+                    help="run on Ray: 'local', 'auto' or 'ray://HOST:10001' (day files readable on every node)")
     ap.add_argument("--no-figures", action="store_true")
     args = ap.parse_args(argv)
     from ...envs.core import EnvError, platform_hosts, workload_files
     from ...policies.options import PolicyOptionError
+    from ...campaigns.executor import ExecutorError
     from .evaluate import EvaluateError, evaluate, parse_policies, table
     try:
         platform_hosts(args.platform)
@@ -94,8 +97,8 @@ def evaluate_main(argv: Optional[Sequence[str]] = None) -> int:
         if args.repeat < 1:
             raise EvaluateError("--repeat must be at least 1")
         summary = evaluate(args.env, args.platform, days, specs, args.out, repeat=args.repeat, jobs=args.jobs,
-                           env_kwargs=args.env_args, time_unit=args.time_unit)
-    except (EnvError, EvaluateError, PolicyOptionError) as exc:
+                           env_kwargs=args.env_args, address=args.address)
+    except (EnvError, EvaluateError, PolicyOptionError, ExecutorError) as exc:
         print(f"batsched-py evaluate: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -14,7 +14,6 @@ import math
 import os
 import statistics
 import time
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
@@ -99,7 +98,7 @@ def run_days(env_kind: str, platform: str, env_kwargs: dict, spec: PolicySpec, d
     import batsched_py.envs  # noqa: F401
     torch.set_num_threads(1)
     policy = _policy(spec, env_kind)
-    env = gym.make(ENVS[env_kind], platform=platform, workloads=list(days), **env_kwargs).unwrapped
+    env: Any = gym.make(ENVS[env_kind], platform=platform, workloads=list(days), **env_kwargs).unwrapped
     rows = []
     for day in days:
         for r in repeats:
@@ -143,7 +142,10 @@ def summarise(rows: Iterable[dict[str, Any]], labels: Sequence[str]) -> list[dic
 
 def evaluate(env_kind: str, platform: Path, days: Sequence[Path], specs: Sequence[PolicySpec], out: Path, *,
              repeat: int = 1, jobs: Optional[int] = None, env_kwargs: Optional[dict] = None, chunk: int = 8,
-             progress: bool = True, time_unit: str = "min") -> list[dict[str, Any]]:
+             progress: bool = True, address: Optional[str] = None) -> list[dict[str, Any]]:
+    """Every policy on every day, ``chunk`` days a task, on the campaigns' executor (local worker
+    processes, or Ray at ``address``: the day files must then be readable on every node)."""
+    from ...campaigns.executor import Task, interrupt_on_sigterm, make_executor
     if env_kind not in ENVS:
         raise EvaluateError(f"--env {env_kind!r}: choose one of {', '.join(ENVS)}")
     for spec in specs:          # fail before any run: every policy loads
@@ -157,35 +159,33 @@ def evaluate(env_kind: str, platform: Path, days: Sequence[Path], specs: Sequenc
     for spec in specs:
         repeats = list(range(repeat if spec.stochastic else 1))
         for i in range(0, len(days), chunk):
-            tasks.append((env_kind, str(platform), env_kwargs or {}, spec, [str(d) for d in days[i:i + chunk]], repeats))
+            tasks.append(Task(f"{spec.label} days {i}-{min(i + chunk, len(days)) - 1}", run_days,
+                              (env_kind, str(platform), env_kwargs or {}, spec,
+                               [str(d) for d in days[i:i + chunk]], repeats)))
     rows: list[dict] = []
     marker = out / "_INCOMPLETE"
     marker.write_text("evaluation running or interrupted: days.csv holds the finished days only\n")
-    total = sum(len(t[4]) * len(t[5]) for t in tasks)
+    total = sum(len(t.args[4]) * len(t.args[5]) for t in tasks)
     bar = _bar(total, progress)
-    with open(out / "days.csv", "w", newline="") as f:
+    failed = []
+    # (Ctrl-C or SIGTERM: no task starts any more, running ones stop, finished days stay in days.csv)
+    with open(out / "days.csv", "w", newline="") as f, interrupt_on_sigterm(), \
+            make_executor(address, jobs or os.cpu_count() or 1) as executor:
         writer = csv.DictWriter(f, DAY_FIELDS)
         writer.writeheader()
-        pool = ProcessPoolExecutor(max_workers=jobs or os.cpu_count() or 1)
         try:
-            pending = {pool.submit(run_days, *t) for t in tasks}
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    got = fut.result()
-                    rows += got
-                    writer.writerows(got)
-                    f.flush()
-                    bar(len(got))
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
-            for proc in list((getattr(pool, "_processes", None) or {}).values()):
-                proc.terminate()    # (a running day stops now: Ctrl-C keeps only finished days)
-            raise
-        else:
-            pool.shutdown()
+            for outcome in executor.run(tasks):
+                if not outcome.ok:
+                    failed.append(f"{outcome.name}: {outcome.error}")
+                    continue
+                rows += outcome.value
+                writer.writerows(outcome.value)
+                f.flush()
+                bar(len(outcome.value))
         finally:
             bar(None)
+    if failed:
+        raise EvaluateError("; ".join(failed) + f" (finished days are in {out / 'days.csv'})")
     order = {s.label: i for i, s in enumerate(specs)}
     day_order = {(day_group(d), d.name): i for i, d in enumerate(days)}
     rows.sort(key=lambda r: (order[r["policy"]], day_order.get(((r["group"], r["split"]), r["day"]), 0), r["repeat"]))

@@ -68,8 +68,8 @@ def draw(rows: Sequence[dict[str, Any]], days: Sequence[Path], out: Path, time_u
     gaps = {p.name: _mean_interarrival(p) for p in days}
     fig, ax = plt.subplots(figsize=(6, 4.5))
     for k, policy in enumerate(policies):
-        pts = [(gaps.get(r["day"]), float(r["slowdown"])) for r in rows if r["policy"] == policy]
-        pts = [(x, y) for x, y in pts if x is not None]
+        pts = [(gap, float(r["slowdown"])) for r in rows
+               if r["policy"] == policy and (gap := gaps.get(r["day"])) is not None]
         ax.scatter([x for x, _ in pts], [y for _, y in pts], s=10, marker="ox^s"[k % 4], label=policy, alpha=0.7)
     ax.set_xlabel(f"mean inter-arrival time of the day ({time_unit})")
     ax.set_ylabel("mean slowdown")

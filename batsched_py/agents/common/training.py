@@ -45,13 +45,11 @@ class TrainConfig:
 
 
 def paper_settings(agent: str) -> tuple[str, dict, Callable[[], dict]]:
-    if agent == "shutdown":
-        from ..deepshutdown import config
-    elif agent == "scheduling":
-        from ..deepscheduling import config
-    else:
+    from importlib import import_module
+    if agent not in AGENTS:
         raise TrainError(f"agent {agent!r}: choose shutdown or scheduling")
-    return config.ENV, dict(config.HYPERPARAMETERS), config.policy_kwargs
+    settings = import_module(f"batsched_py.agents.deep{agent}.config")
+    return settings.ENV, dict(settings.HYPERPARAMETERS), settings.policy_kwargs
 
 
 def env_factory(env_id: str, platform: Path, workloads: Sequence[Path], env_kwargs: dict, seed: int) -> Callable:
@@ -71,8 +69,14 @@ def make_vec_env(config: TrainConfig, env_id: str):
     fns = [env_factory(env_id, config.platform, config.workloads, config.env_kwargs, config.seed + i)
            for i in range(config.actors)]
     if config.vec_env == "ray":
+        import ray
+
         from ...campaigns.ray_vec_env import RayVecEnv
-        return RayVecEnv(fns, address=config.ray_address)
+        if not ray.is_initialized():
+            ray.init(address=config.ray_address, include_dashboard=False, log_to_driver=False)
+        # one CPU per actor where the cluster has them, else packed: every actor must get a place
+        share = min(1.0, ray.cluster_resources().get("CPU", 1.0) / config.actors)
+        return RayVecEnv(fns, actor_options={"num_cpus": share, "scheduling_strategy": "SPREAD"})
     if config.vec_env == "dummy" or config.actors == 1:
         from stable_baselines3.common.vec_env import DummyVecEnv
         return DummyVecEnv(fns)

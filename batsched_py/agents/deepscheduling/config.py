@@ -22,11 +22,17 @@ PARTS = ("queue", "running", "snapshots")
 class ThreeGRUs(BaseFeaturesExtractor):
     def __init__(self, observation_space: gym.spaces.Dict, units: int = 64):
         super().__init__(observation_space, features_dim=units * len(PARTS))
-        self.grus = torch.nn.ModuleDict({k: torch.nn.GRU(observation_space[k].shape[-1], units, batch_first=True)
+        self.grus = torch.nn.ModuleDict({k: torch.nn.GRU(_width(observation_space[k]), units, batch_first=True)
                                          for k in PARTS})
 
     def forward(self, observations: dict) -> torch.Tensor:
         return torch.cat([self.grus[k](observations[k])[0][:, -1] for k in PARTS], dim=1)
+
+
+def _width(space: gym.Space) -> int:
+    """Features per row of a (rows x features) Box."""
+    assert space.shape is not None
+    return space.shape[-1]
 
 
 def policy_kwargs() -> dict:

@@ -36,7 +36,7 @@ class AgentMixin:
     awaiting = False
 
     def schedule(self) -> None:
-        super().schedule()                      # type: ignore[misc]   (the policy behind the mixin)
+        super().schedule()          # type: ignore[misc]  # (the policy behind the mixin has one)
         self.awaiting = self.decision_due()
         if self.policy is not None:
             while self.awaiting:

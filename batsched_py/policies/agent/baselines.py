@@ -130,7 +130,10 @@ class FirstFit(Bound):
 
 
 class Easy(Bound):
-    order: Optional[Callable] = None
+    @staticmethod
+    def order(job: Any) -> Optional[float]:
+        """The queue order's key (None: submission order)."""
+        return None
 
     def act(self) -> int:
         s = self.scheduler
@@ -138,8 +141,8 @@ class Easy(Bound):
         if not queue:
             return 0
         indices = list(range(len(queue)))
-        if self.order is not None:
-            indices.sort(key=lambda i: self.order(queue[i]))
+        if type(self).order is not Easy.order:
+            indices.sort(key=lambda i: self.order(queue[i]) or 0.0)
         free = s.free_hosts().bit_count()
         head = queue[indices[0]]
         if head.res <= free:

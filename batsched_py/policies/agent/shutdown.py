@@ -111,9 +111,8 @@ class ShutdownScheduler(AgentMixin, SAF):
             profile.remove(f"reserved node {i}")
         self.placeholders = set(self.reserved)
         for i in self.placeholders:
-            m = self.masks[i]
-            profile.insert(f"reserved node {i}", m.bit_count(), 1000.0 * self.day,
-                           lambda avail, n, m=m: m if avail & m == m else None)
+            profile.insert(f"reserved node {i}", self.masks[i].bit_count(), 1000.0 * self.day,
+                           _exactly(self.masks[i]))
         self.replan = True
 
     def decision_due(self) -> bool:
@@ -221,6 +220,13 @@ class ShutdownAgent(ShutdownScheduler):
     def __init__(self, options: Optional[Mapping[str, Any]] = None):
         super().__init__(options)
         self.policy = load_policy(self.options.get("policy"), "shutdown")
+
+
+def _exactly(hosts: int):
+    """A selector that takes exactly ``hosts``, or nothing."""
+    def select(avail: int, n: int) -> Optional[int]:
+        return hosts if avail & hosts == hosts else None
+    return select
 
 
 def _int_option(options: Mapping[str, Any], name: str, default: int) -> int:
