@@ -74,6 +74,6 @@ def test_without_matplotlib_compare_notes_it_and_writes_the_table(tmp_path, caps
 
 def test_one_run_on_one_process_is_said_in_good_english(tmp_path, capsys):
     assert _compare(tmp_path, "--schedulers", "easy", "--no-plots") == 0
-    assert "compare: 1 run on 1 process\n" in capsys.readouterr().err
+    assert "compare: 1 run on 1 local process\n" in capsys.readouterr().err
     assert _compare(tmp_path, "--schedulers", "easy,fcfs", "--no-plots") == 0
-    assert "compare: 2 runs on 1 process\n" in capsys.readouterr().err
+    assert "compare: 2 runs on 1 local process\n" in capsys.readouterr().err

@@ -17,9 +17,9 @@ def _job(**fields):
 
 @pytest.mark.parametrize("text,words", [
     ('{"nb_res": 4, "jobs": ' + "[" * 200_000 + "]" * 200_000 + "}", ["JSON nested too deep"]),
-    (json.dumps({"nb_res": 4, "profiles": PROFILES}), ["no 'jobs' list"]),
+    (json.dumps({"nb_res": 4, "profiles": PROFILES}), ["the 'jobs' array is missing", "Batsim 4.2.1 aborts"]),
     (json.dumps({"nb_res": 4, "jobs": [_job(id="a!b!c")], "profiles": PROFILES}),
-     ["jobs[0]", "'a!b!c'", "more than one '!'"]),
+     ["jobs[0]", "'a!b!c'", "a job name must not contain a '!'"]),
     (json.dumps({"nb_res": 4, "jobs": [_job(subtime=1e300)], "profiles": PROFILES}),
      ["reservation profile", "cannot hold time 1e+300"]),
 ], ids=["nested-200k-deep", "no-jobs", "two-bangs", "subtime-1e300"])

@@ -151,13 +151,14 @@ def test_run_writes_into_a_directory_with_o_as_compare_does(tmp_path, capsys):
     assert "not allowed with argument" in capsys.readouterr().err
 
 
-def test_compare_reports_every_failed_run_in_one_line(tmp_path, capsys):
-    bad = tmp_path / "too_wide.json"      # a job wider than the platform: every run fails
+def test_compare_refuses_a_workload_no_run_could_take_in_one_line_before_running(tmp_path, capsys):
+    bad = tmp_path / "too_wide.json"      # a job wider than the platform: every run would fail
     bad.write_text('{"nb_res": 500, "jobs": [{"id": "1", "subtime": 0, "res": 500, "walltime": 10, "profile": "p"}],'
                    ' "profiles": {"p": {"type": "delay", "delay": 1}}}')
     code = main(["compare", "-p", str(CASE / "inputs/energy_platform_homogeneous_no_net_128.xml"), "-w", str(bad),
                  "--schedulers", "easy,fcfs", "-o", str(tmp_path / "c"), "--no-plots"])
     err = capsys.readouterr().err.splitlines()
     assert code == 2
-    assert err[-1].startswith("batsched-py compare: error: run easy failed: ") and "; run fcfs failed: " in err[-1]
-    assert "too_wide.json" in err[-1]
+    assert err[-1].startswith("batsched-py compare: error: --schedulers easy on ") and "too_wide.json" in err[-1]
+    assert "requests 500 hosts but the platform has 128 compute hosts" in err[-1]
+    assert not (tmp_path / "c" / "easy").exists()       # refused before any run

@@ -31,6 +31,17 @@ OPTION_HELP = {
     "workload": "workload JSON holding the jobs' real runtimes",
     "host_speed": "host speed (flop/s) turning parallel_homogeneous profiles into runtimes",
     "keep_on": "keep nodes planned within this many time units on",
+    "policy": "required (agent schedulers): a baseline name, a saved agent or 'module:callable'",
+    "model": "required: the trained agent's .zip (batsched-py train)",
+    "deterministic": "the agent's most likely action (false: sampled)",
+    "dt": "time units between two agent decisions",
+    "day": "time units of an episode (the agent is asked within it)",
+    "history": "decisions (snapshots) in the observation window",
+    "queue_features": "queued jobs described in an observation",
+    "max_queue": "queue length that normalises observations (scheduling: queued jobs an action can name)",
+    "max_user_jobs": "a user's jobs in the system that normalise observations",
+    "max_running": "running jobs described in an observation",
+    "confidence_jobs": "a user's last finished jobs that give its runtime/walltime confidence",
 }
 
 

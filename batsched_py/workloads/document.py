@@ -30,14 +30,8 @@ def read_workload_file(path: str | Path) -> tuple[dict[str, Any], dict[str, Any]
                             "at most)") from None
     if not isinstance(data, dict):
         raise WorkloadError("the top level must be a JSON object")
-    if "jobs" not in data:     # (Batsim aborts too)
-        raise WorkloadError("no 'jobs' list (write \"jobs\": [] for a workload without static jobs)")
-    profiles, jobs = data.get("profiles", {}), data["jobs"]
+    # (a missing 'jobs' and ids Batsim splits badly are refused by the emulator's reader, as Batsim does)
+    profiles, jobs = data.get("profiles", {}), data.get("jobs", [])
     if not isinstance(profiles, dict) or not isinstance(jobs, list):
         raise WorkloadError("'profiles' must be an object and 'jobs' a list")
-    for i, job in enumerate(jobs):
-        # Batsim reads a job id as WORKLOAD!NAME and aborts on a second '!'
-        if isinstance(job, dict) and isinstance(job.get("id"), str) and job["id"].count("!") > 1:
-            raise WorkloadError(f"jobs[{i}]: job id {job['id']!r} has more than one '!' (a job id is NAME or "
-                                "WORKLOAD!NAME)")
     return data, profiles, jobs

@@ -49,6 +49,12 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
     AGENT_OPTIONS = frozenset({"dt", "day", "max_queue", "max_running", "history", "confidence_jobs"})
     OPTIONS = QueuePolicy.OPTIONS | PowerMixin.POWER_OPTIONS | AGENT_OPTIONS | {"policy"}
 
+    @classmethod
+    def option_defaults(cls) -> dict[str, Any]:
+        return {**super().option_defaults(), "base": None, "timeout": 5, "cores_per_node": 12, "dt": 1.0,
+                "day": 1440.0, "max_queue": 20, "max_running": 20, "history": 20, "confidence_jobs": 5,
+                "policy": None, **({"model": None, "deterministic": True} if "model" in cls.OPTIONS else {})}
+
     def __init__(self, options: Optional[Mapping[str, Any]] = None):
         options = dict(options or {})
         options.setdefault("timeout", 5)

@@ -42,6 +42,13 @@ class ShutdownScheduler(AgentMixin, SAF):
                                "max_user_jobs", "workload", "host_speed"})   # (the last two: OR*)
     OPTIONS = SAF.OPTIONS | AGENT_OPTIONS | {"policy"}
 
+    @classmethod
+    def option_defaults(cls) -> dict[str, Any]:
+        return {**super().option_defaults(), "dt": 1.0, "day": 1440.0, "cores_per_node": 12, "history": 20,
+                "queue_features": 10, "max_queue": 100.0, "max_user_jobs": 10.0, "workload": None,
+                "host_speed": 1e6, "policy": None,
+                **({"model": None, "deterministic": True} if "model" in cls.OPTIONS else {})}
+
     def __init__(self, options: Optional[Mapping[str, Any]] = None):
         options = dict(options or {})
         agent = {k: options.pop(k) for k in list(options) if k in self.AGENT_OPTIONS or k == "policy"}
