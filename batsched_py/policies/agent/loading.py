@@ -47,3 +47,14 @@ def load_policy(spec: Any, env: str) -> Callable[[Any], Any]:
     if not callable(obj):
         raise PolicyOptionError(f"option policy: {spec} is not callable")
     return obj
+
+
+def trained_agent(scheduler_name: str, env: str, options: dict) -> tuple[Callable[[Any], Any], dict]:
+    """The saved agent that options ``model`` and ``deterministic`` name (taken out of ``options``;
+    the others are returned for the scheduler)."""
+    options = dict(options)
+    model, deterministic = options.pop("model", None), options.pop("deterministic", True)
+    if not isinstance(model, str):
+        raise PolicyOptionError(f"{scheduler_name} needs option model: the path of a trained agent (.zip)")
+    from ...agents.common.saved import load_agent
+    return load_agent(model, env, deterministic=bool(deterministic)), options

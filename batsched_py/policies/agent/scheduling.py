@@ -29,7 +29,7 @@ from ..base import QueuePolicy
 from ..options import PolicyOptionError, number_option
 from ..power import PowerMixin
 from .base import ActionError, AgentMixin
-from .loading import load_policy
+from .loading import load_policy, trained_agent
 from .shutdown import _action_int, _int_option
 
 _STATES = (HostState.SLEEPING, HostState.SWITCHING_ON, HostState.SWITCHING_OFF, HostState.IDLE,
@@ -185,10 +185,6 @@ class DeepScheduling(SchedulingScheduler):
     OPTIONS = SchedulingScheduler.OPTIONS | {"model", "deterministic"}
 
     def __init__(self, options: Optional[Mapping[str, Any]] = None):
-        options = dict(options or {})
-        model, deterministic = options.pop("model", None), options.pop("deterministic", True)
-        super().__init__(options)
-        if not isinstance(model, str):
-            raise PolicyOptionError("deepscheduling needs option model: the path of a trained agent (.zip)")
-        from ...agents.common.saved import load_agent
-        self.policy = load_agent(model, "scheduling", deterministic=bool(deterministic))
+        policy, rest = trained_agent("deepscheduling", "scheduling", dict(options or {}))
+        super().__init__(rest)
+        self.policy = policy

@@ -30,7 +30,7 @@ from ..options import PolicyOptionError, number_option
 from ..power import shift_reservation
 from ..profile import seconds
 from .base import ActionError, AgentMixin
-from .loading import load_policy
+from .loading import load_policy, trained_agent
 from .nodes import NodeState, node_masks, node_states
 
 EPS = 1e-6     # Batsim's clock drifts off round values by much less than this
@@ -270,10 +270,6 @@ class DeepShutdown(ShutdownScheduler):
     OPTIONS = ShutdownScheduler.OPTIONS | {"model", "deterministic"}
 
     def __init__(self, options: Optional[Mapping[str, Any]] = None):
-        options = dict(options or {})
-        model, deterministic = options.pop("model", None), options.pop("deterministic", True)
-        super().__init__(options)
-        if not isinstance(model, str):
-            raise PolicyOptionError("deepshutdown needs option model: the path of a trained agent (.zip)")
-        from ...agents.common.saved import load_agent
-        self.policy = load_agent(model, "shutdown", deterministic=bool(deterministic))
+        policy, rest = trained_agent("deepshutdown", "shutdown", dict(options or {}))
+        super().__init__(rest)
+        self.policy = policy
