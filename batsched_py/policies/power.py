@@ -66,10 +66,7 @@ class PowerMixin(_MixinBase):
 
     def on_simulation_begins(self, event) -> None:
         super().on_simulation_begins(event)
-        mute = [r.name for r in self.platform if r.power is None or not r.power.sleep]
-        if mute:
-            raise PolicyOptionError(f"{type(self).__name__} needs hosts with sleep pstates; "
-                                    f"{len(mute)} host(s) have none (e.g. {mute[0]})")
+        require_sleep_states(self)
         n = len(self.platform)
         #: bitmask of each node's hosts
         self.node_masks = [((1 << (min(lo + self.cores, n) - lo)) - 1) << lo for lo in range(0, n, self.cores)]
@@ -236,6 +233,14 @@ class OracleMixin(PowerMixin):
         if at > self.decision_time and at not in self.calls:
             self.calls.add(at)
             self.call_me_later(at)
+
+
+def require_sleep_states(scheduler: Scheduler) -> None:
+    """Refuse, naming one, hosts that cannot sleep: a policy that switches hosts off needs them all."""
+    mute = [r.name for r in scheduler.platform if r.power is None or not r.power.sleep]
+    if mute:
+        raise PolicyOptionError(f"{type(scheduler).__name__} needs hosts with sleep pstates (wattage_per_state and "
+                                f"sleep_pstates properties); {len(mute)} host(s) have none, e.g. {mute[0]}")
 
 
 def shift_reservation(policy: QueuePolicy, job: Job, hosts: int) -> None:

@@ -39,7 +39,7 @@ import numpy as np
 from ...scheduler import HostState, Job, Scheduler, register
 from ...scheduler.view import lowest_bits, procset_of_mask
 from ..options import PolicyOptionError, number_option
-from ..power import read_runtimes
+from ..power import read_runtimes, require_sleep_states
 from .base import ActionError, AgentMixin
 from .loading import load_policy
 from .shutdown import _action_int, _int_option
@@ -105,10 +105,7 @@ class ElasticPool(Scheduler):
 
     # --- the platform and the pool ------------------------------------------------------
     def on_simulation_begins(self, event) -> None:
-        mute = [r.name for r in self.platform if r.power is None or not r.power.sleep]
-        if mute:
-            raise PolicyOptionError(f"{type(self).__name__} needs hosts with sleep pstates; "
-                                    f"{len(mute)} host(s) have none, e.g. {mute[0]}")
+        require_sleep_states(self)
         n = len(self.platform)
         if self.mode == "scheduling" and self.pool_size > n:
             raise PolicyOptionError(f"option pool: {self.pool_size} hosts, the platform has {n}")

@@ -27,7 +27,7 @@ from ...scheduler import HostState, register
 from ...scheduler.view import procset_of_mask
 from ..backfilling import SAF
 from ..options import PolicyOptionError, number_option
-from ..power import shift_reservation
+from ..power import require_sleep_states, shift_reservation
 from ..profile import seconds
 from .base import ActionError, AgentMixin
 from .loading import load_policy, trained_agent
@@ -77,10 +77,7 @@ class ShutdownScheduler(AgentMixin, SAF):
     # --- the platform ---------------------------------------------------------------------
     def on_simulation_begins(self, event) -> None:
         super().on_simulation_begins(event)
-        mute = [r.name for r in self.platform if r.power is None or not r.power.sleep]
-        if mute:
-            raise PolicyOptionError(f"{type(self).__name__} needs hosts with sleep pstates (wattage_per_state and "
-                                    f"sleep_pstates properties); {len(mute)} host(s) have none, e.g. {mute[0]}")
+        require_sleep_states(self)
         self.masks = node_masks(len(self.platform), self.cores)
         self.nb_nodes = len(self.masks)
         self.reserved = {i for i, s in enumerate(node_states(self.platform, self.masks)) if s is NodeState.OFF}
