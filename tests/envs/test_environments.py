@@ -37,6 +37,16 @@ def rollout(env, actions, seed=0, options=None):
     return trace, rewards, info
 
 
+def play(env, policy, seed=0):
+    """A whole episode of a bound policy (a baseline reads the scheduler); (terminated, truncated, info)."""
+    obs, info = env.reset(seed=seed)
+    policy.bind(env.unwrapped.scheduler)
+    term = trunc = False
+    while not (term or trunc):
+        obs, r, term, trunc, info = env.step(policy(obs))
+    return term, trunc, info
+
+
 def same_observations(a, b):
     assert len(a) == len(b)
     for x, y in zip(a, b):
@@ -73,13 +83,7 @@ def test_shutdown_spaces_and_a_day_of_steps():
 def test_scheduling_runs_until_the_jobs_are_done():
     env = make("Scheduling", workloads=[DAY])
     assert env.action_space == gym.spaces.Discrete(21)
-    pol = BASELINES["scheduling"]["FF"]()
-    obs, info = env.reset(seed=0)
-    pol.bind(env.unwrapped.scheduler)
-    done = False
-    while not done:
-        obs, r, term, trunc, info = env.step(pol(obs))
-        done = term or trunc
+    term, trunc, _ = play(env, BASELINES["scheduling"]["FF"]())
     assert term and not trunc
     s = env.unwrapped.scheduler
     assert not s.queue and not s.jobs.running and len(s.jobs.finished) == 23
@@ -157,13 +161,7 @@ def read_jobs(prefix):
 def test_a_policy_in_the_environment_schedules_as_through_run(tmp_path):
     """Scheduling-v0 with the SAF baseline gives the jobs.csv of ``run --scheduler scheduling-agent``."""
     env = make("Scheduling", workloads=[DAY], output_prefix=str(tmp_path / "env"))
-    pol = BASELINES["scheduling"]["SAF"]()
-    obs, _ = env.reset(seed=0)
-    pol.bind(env.unwrapped.scheduler)
-    done = False
-    while not done:
-        obs, r, term, trunc, _ = env.step(pol(obs))
-        done = term or trunc
+    play(env, BASELINES["scheduling"]["SAF"]())
     env.close()
     run_simulation(PLATFORM, [DAY], "scheduling-agent", {"policy": "SAF"}, export=str(tmp_path / "run"), energy=True)
     assert read_jobs(tmp_path / "env") == read_jobs(tmp_path / "run")
@@ -187,14 +185,7 @@ def test_shutdown_decisions_are_the_same_in_the_environment_and_through_run(tmp_
             seen.append((self.scheduler.now, action, obs.tobytes()))
             return action
 
-    env = make("Shutdown", workloads=[DAY])
-    pol = Logged()
-    obs, _ = env.reset(seed=0)
-    pol.bind(env.unwrapped.scheduler)
-    done = False
-    while not done:
-        obs, r, term, trunc, _ = env.step(pol(obs))
-        done = term or trunc
+    play(make("Shutdown", workloads=[DAY]), Logged())
     in_env, seen[:] = list(seen), []
     import batsched_py.policies.agent.shutdown as sd
     from batsched_py.scheduler import registry
