@@ -1,7 +1,11 @@
 """What an episode measures from the scheduler's view: energy waste, switches, and job figures.
 
 Energy waste is the energy of hosts that are idle or switching (DeepShutdown's definition),
-integrated exactly: host states only change at messages (Batsim's events) and decisions, so
+integrated exactly; on a platform of multi-core nodes (one host per core, ``node_masks``), of the
+nodes that are idle or switching, as DeepShutdown counts it: the idle cores of a node that computes
+cannot be switched off (a node is off only when all its cores are), so they are not waste that a
+shutdown policy could save.  ``host_time`` still counts every host's time per state.  Integrated
+exactly: host states only change at messages (Batsim's events) and decisions, so
 between two messages the states the last reply left hold.  Powers come from the hosts'
 ``wattage_per_state`` and ``sleep_pstates`` (W; energies in W x the platform's time unit: W.min
 on Grid'5000 Taurus platforms, whose time unit is the minute).
@@ -21,8 +25,9 @@ TRACKED_STATES = (HostState.SLEEPING, HostState.SWITCHING_ON, HostState.SWITCHIN
 class EnergyMeter:
     """Energy waste and time per host state since the simulation began."""
 
-    def __init__(self, scheduler: Scheduler):
+    def __init__(self, scheduler: Scheduler, node_masks: Optional[list[int]] = None):
         self.scheduler = scheduler
+        self.node_masks = node_masks
         self.last = scheduler.now
         self.waste = 0.0                                   # W x time unit
         self.host_time = dict.fromkeys(TRACKED_STATES, 0.0)  # host x time unit
@@ -51,6 +56,13 @@ class EnergyMeter:
         masks = {s: platform.mask_in(s) for s in TRACKED_STATES}
         self._counts = {s: m.bit_count() for s, m in masks.items()}
         idle, on, off = masks[HostState.IDLE], masks[HostState.SWITCHING_ON], masks[HostState.SWITCHING_OFF]
+        if self.node_masks is not None:
+            computing = masks[HostState.COMPUTING]
+            busy = 0
+            for m in self.node_masks:
+                if m & computing:
+                    busy |= m
+            idle, on, off = idle & ~busy, on & ~busy, off & ~busy
         self._power = sum((idle & g).bit_count() * wi + (on & g).bit_count() * won + (off & g).bit_count() * woff
                           for g, wi, won, woff in self._groups)
 

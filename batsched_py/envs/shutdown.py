@@ -6,7 +6,7 @@ Action ``Discrete(G + 1)``: how many of the platform's G nodes to keep reserved 
 one day: ``day / dt`` steps (1,440 one-minute steps), then truncated whatever the queue holds.
 
 Reward: ``-(energy_weight * E_waste / (P_idle * dt) + qos_weight * Q / hosts)`` where E_waste is the
-energy of idle and switching hosts since the last step, P_idle the platform's idle power (all hosts
+energy of idle and switching nodes since the last step (see meter.py), P_idle the platform's idle power (all hosts
 idle), Q the hosts requested by queued jobs whose wait is at least ``tau`` x their walltime.  At the
 episode's end ``info`` holds the day's energy waste (W x time unit), node switches, and the mean
 delay (wait beyond ``tau`` x walltime), stretch (wait / walltime), slowdown and waiting time.
@@ -20,6 +20,7 @@ import numpy as np
 from gymnasium import spaces
 
 from ..policies.agent import ShutdownScheduler
+from ..policies.agent.nodes import node_masks
 from .core import BatsimEnv, EnvError
 from .meter import job_figures
 
@@ -42,7 +43,8 @@ class ShutdownEnv(BatsimEnv):
                         "queue_features": queue_features}
         self.make_scheduler()        # (checks the options now, with the scheduler's own messages)
         self.tau, self.energy_weight, self.qos_weight = tau, energy_weight, qos_weight
-        self.nb_nodes = -(-self.nb_hosts // cores_per_node)
+        self.masks = node_masks(self.nb_hosts, cores_per_node)
+        self.nb_nodes = len(self.masks)
         self.max_steps = int(round(day / dt))
         self.action_space = spaces.Discrete(self.nb_nodes + 1)
         self.observation_space = spaces.Box(0.0, 1.0, (history, 5 + 1 + 1 + 4 * queue_features + 1), np.float32)

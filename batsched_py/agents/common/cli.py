@@ -45,6 +45,10 @@ def train_main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--torch-threads", type=int, default=1, help="threads of the learner (1)")
     ap.add_argument("--raw-reward", action="store_true",
                     help="train on the environment's rewards as they are (default: scaled by VecNormalize)")
+    ap.add_argument("--imitate", default=None, metavar="BASELINE",
+                    help="first clone a baseline (T0, T1, T5, OR* / FF, EASY, SAF) on training days, then PPO")
+    ap.add_argument("--imitate-days", type=int, default=64, help="days the baseline plays for cloning (64)")
+    ap.add_argument("--imitate-epochs", type=int, default=10, help="cloning epochs over those days (10)")
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
     from ...envs.core import EnvError, workload_files
@@ -53,7 +57,8 @@ def train_main(argv: Optional[Sequence[str]] = None) -> int:
         config = TrainConfig(args.agent, args.platform, workload_files(args.workloads), args.out, args.total_steps,
                              args.actors, args.seed, args.masking, args.checkpoint_every, args.resume,
                              not args.no_progress, args.torch_threads, args.env, args.hyper, args.vec_env,
-                             args.ray_address, normalize_reward=not args.raw_reward)
+                             args.ray_address, normalize_reward=not args.raw_reward, imitate=args.imitate,
+                             imitate_episodes=args.imitate_days, imitate_epochs=args.imitate_epochs)
         path = train(config, ["train", *argv])
     except (EnvError, TrainError) as exc:
         print(f"batsched-py train: {exc}", file=sys.stderr)

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
+import numpy as np
+
 AGENTS = ("shutdown", "scheduling")
 
 
@@ -42,6 +44,10 @@ class TrainConfig:
     # returns of -100 otherwise takes the whole clipped step.  Training only: a saved agent's
     # actions do not depend on it.
     normalize_reward: bool = True
+    # Behaviour cloning of a baseline (T0, SAF, ...) before PPO (see imitation.py): days it plays, epochs
+    imitate: Optional[str] = None
+    imitate_episodes: int = 64
+    imitate_epochs: int = 10
 
 
 def paper_settings(agent: str) -> tuple[str, dict, Callable[[], dict]]:
@@ -115,6 +121,9 @@ def train(config: TrainConfig, argv: Optional[Sequence[str]] = None) -> Path:
     config.out.mkdir(parents=True, exist_ok=True)
     checkpoints = config.out / "checkpoints"
     started = time.time()
+    imitation: Optional[dict[str, Any]] = None
+    if config.imitate:
+        _check_teacher(config)
     venv = make_vec_env(config, env_id)
     if config.normalize_reward:
         from stable_baselines3.common.vec_env import VecNormalize
@@ -134,6 +143,8 @@ def train(config: TrainConfig, argv: Optional[Sequence[str]] = None) -> Path:
         else:
             model = algo(policy, venv, policy_kwargs=policy_kwargs(), seed=config.seed, device="cpu", verbose=0,
                          tensorboard_log=str(config.out / "tensorboard"), **hyper)
+            if config.imitate:
+                imitation = _imitate(config, env_id, model, venv, hyper["gamma"])
         save_every = max(1, config.checkpoint_every // config.actors)
         remaining = config.total_steps - model.num_timesteps
         if remaining > 0:
@@ -159,9 +170,50 @@ def train(config: TrainConfig, argv: Optional[Sequence[str]] = None) -> Path:
                    f"Python {host.python_version()}, torch {torch.__version__}",
         "hyperparameters": {k: v for k, v in {**hyper, **({"minibatches": minibatches} if minibatches else {})}.items()},
         "env_kwargs": config.env_kwargs, "normalize_reward": config.normalize_reward,
+        **({"imitation": imitation} if imitation else {}),
     }
     (config.out / "model.json").write_text(json.dumps(record, indent=2) + "\n")
     return path
+
+
+def _check_teacher(config: TrainConfig) -> None:
+    from ...policies.agent.baselines import BASELINES
+    if config.imitate not in BASELINES[config.agent]:
+        raise TrainError(f"--imitate {config.imitate!r}: a baseline of the {config.agent} environment "
+                         f"({', '.join(BASELINES[config.agent])})")
+
+
+def _imitate(config: TrainConfig, env_id: str, model: Any, venv: Any, gamma: float) -> dict[str, Any]:
+    """Clone the teacher into ``model`` on days drawn from the training days; with reward scaling,
+    VecNormalize's return statistics start from the teacher's, so the critic learns returns at the
+    scale PPO will give them."""
+    import gymnasium as gym
+
+    import batsched_py.envs  # noqa: F401
+    from ...policies.agent.baselines import BASELINES
+    from .imitation import ImitationError, clone, demonstrations
+
+    def make_env():
+        return gym.make(env_id, platform=str(config.platform), workloads=[str(w) for w in config.workloads],
+                        **config.env_kwargs)
+    say = (lambda line: print(line, file=sys.stderr, flush=True)) if config.progress else None
+    t0 = time.time()
+    try:
+        demos = demonstrations(make_env, BASELINES[config.agent][config.imitate], config.workloads,
+                               episodes=config.imitate_episodes, gamma=gamma, seed=config.seed)
+        scale = 1.0
+        if config.normalize_reward:
+            venv.ret_rms.update(demos.running)
+            scale = float(np.sqrt(venv.ret_rms.var + venv.epsilon))
+        if say:
+            say(f"imitation: {config.imitate} played {demos.episodes} days ({len(demos)} steps, mean episode reward "
+                f"{demos.mean_episode_reward:.2f}) in {time.time() - t0:.0f} s")
+        figures = clone(model, demos, epochs=config.imitate_epochs, return_scale=scale, seed=config.seed, report=say)
+    except ImitationError as exc:
+        raise TrainError(str(exc)) from None
+    return {"teacher": config.imitate, "episodes": demos.episodes, "steps": len(demos),
+            "teacher_mean_episode_reward": round(demos.mean_episode_reward, 3), "epochs": config.imitate_epochs,
+            "accuracy": round(figures["accuracy"], 4), "wall_time_s": round(time.time() - t0, 1)}
 
 
 def ProgressLines(total: int, every_s: float = 30.0):

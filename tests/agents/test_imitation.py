@@ -1,0 +1,75 @@
+"""Behaviour cloning before PPO (``train --imitate``): the cloned agent acts like its teacher, far
+better than chance, for both environments; a bad teacher is named."""
+import json
+
+import numpy as np
+import pytest
+
+from batsched_py.agents.common.imitation import ImitationError, demonstrations
+from batsched_py.agents.common.saved import load_agent
+from batsched_py.agents.common.training import TrainConfig, TrainError, train
+from batsched_py.policies.agent.baselines import BASELINES
+
+from helpers.rl import PLATFORM, TRAIN
+
+DAYS = sorted(TRAIN.glob("*.json"))[:2]
+
+
+def play(kind, policy, day, seed=0):
+    """(episode reward, the policy's actions) on ``day``."""
+    import gymnasium as gym
+    import batsched_py.envs  # noqa: F401
+    env = gym.make(f"batsched_py/{kind.capitalize()}-v0", platform=str(PLATFORM), workloads=[day]).unwrapped
+    obs, _ = env.reset(seed=seed)
+    if hasattr(policy, "bind"):
+        policy.bind(env.scheduler)
+    total, actions, done = 0.0, [], False
+    while not done:
+        action = int(policy(obs))
+        actions.append(action)
+        obs, r, term, trunc, _ = env.step(action)
+        total += r
+        done = term or trunc
+    env.close()
+    return total, actions
+
+
+def cloned(kind, teacher, out, epochs):
+    config = TrainConfig(kind, PLATFORM, DAYS, out, total_steps=64, actors=1, seed=0, progress=False,
+                         vec_env="dummy", imitate=teacher, imitate_episodes=2, imitate_epochs=epochs,
+                         hyperparameters={"n_steps": 64, "batch_size": 64, "learning_rate": 1e-6})
+    return train(config, ["train", kind, "--imitate", teacher])
+
+
+def test_a_cloned_shutdown_agent_acts_like_its_teacher(tmp_path):
+    path = cloned("shutdown", "T0", tmp_path, epochs=20)
+    record = json.loads((tmp_path / "model.json").read_text())["imitation"]
+    assert record["teacher"] == "T0" and record["episodes"] == 2 and record["steps"] == 2 * 1440
+    teacher_reward, teacher_actions = play("shutdown", BASELINES["shutdown"]["T0"](), DAYS[0])
+    agent_reward, agent_actions = play("shutdown", load_agent(str(path), "shutdown"), DAYS[0])
+    rng = np.random.default_rng(0)
+    random_reward, _ = play("shutdown", lambda obs: rng.integers(15), DAYS[0])
+    agreement = np.mean(np.array(agent_actions) == np.array(teacher_actions))
+    assert agreement > 0.5 and record["accuracy"] > 0.5, (agreement, record)
+    # (chance agrees on 1 action in 15; a random policy loses several times T0's reward)
+    assert agent_reward > random_reward + 0.5 * (teacher_reward - random_reward), (agent_reward, teacher_reward,
+                                                                                   random_reward)
+
+
+def test_a_cloned_scheduling_agent_reads_dict_observations(tmp_path):
+    path = cloned("scheduling", "SAF", tmp_path, epochs=8)
+    record = json.loads((tmp_path / "model.json").read_text())["imitation"]
+    assert record["teacher"] == "SAF" and record["accuracy"] > 0.5, record
+    _, teacher_actions = play("scheduling", BASELINES["scheduling"]["SAF"](), DAYS[0])
+    _, agent_actions = play("scheduling", load_agent(str(path), "scheduling"), DAYS[0])
+    n = min(len(teacher_actions), len(agent_actions))
+    assert np.mean(np.array(agent_actions[:n]) == np.array(teacher_actions[:n])) > 0.5
+
+
+def test_bad_imitation_arguments_are_named(tmp_path):
+    with pytest.raises(TrainError, match="--imitate 'T9'.*T0, T1, T5, OR"):
+        cloned("shutdown", "T9", tmp_path, epochs=1)
+    with pytest.raises(TrainError, match="imitation epochs: 0"):
+        cloned("shutdown", "T0", tmp_path, epochs=0)
+    with pytest.raises(ImitationError, match="imitation episodes: 0"):
+        demonstrations(lambda: None, BASELINES["shutdown"]["T0"], DAYS, episodes=0, gamma=0.99)
