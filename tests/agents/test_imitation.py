@@ -45,6 +45,7 @@ def test_a_cloned_shutdown_agent_acts_like_its_teacher(tmp_path):
     path = cloned("shutdown", "T0", tmp_path, epochs=20)
     record = json.loads((tmp_path / "model.json").read_text())["imitation"]
     assert record["teacher"] == "T0" and record["episodes"] == 2 and record["steps"] == 2 * 1440
+    assert (tmp_path / "imitation.zip").is_file()         # (the clone before PPO)
     teacher_reward, teacher_actions = play("shutdown", BASELINES["shutdown"]["T0"](), DAYS[0])
     agent_reward, agent_actions = play("shutdown", load_agent(str(path), "shutdown"), DAYS[0])
     rng = np.random.default_rng(0)

@@ -145,6 +145,7 @@ def train(config: TrainConfig, argv: Optional[Sequence[str]] = None) -> Path:
                          tensorboard_log=str(config.out / "tensorboard"), **hyper)
             if config.imitate:
                 imitation = _imitate(config, env_id, model, venv, hyper["gamma"])
+                model.save(config.out / "imitation.zip")      # (the clone alone, to compare with PPO's)
         save_every = max(1, config.checkpoint_every // config.actors)
         remaining = config.total_steps - model.num_timesteps
         if remaining > 0:

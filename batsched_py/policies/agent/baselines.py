@@ -4,11 +4,12 @@ rule-based scheduler reads its view) and answers with an action.
 
 Shutdown (how many nodes to keep off):
 - ``T0``, ``T1``, ``T5``: timeout policies.  Nodes idle for at least T time units are switched
-  off; nodes are woken (released) when the queued jobs need more hosts than the idle ones on.
+  off; nodes are woken (released) when queued jobs that could start now, were every node on,
+  need more hosts than the idle ones on (a job waiting for running jobs to end wakes nothing).
 - ``OR*``: the off-reservation oracle.  It knows each job's real runtime and when every job of
   the day will be submitted (read from the workload at the simulation's start), and keeps on
-  exactly the nodes that the demand (hosts of running jobs until their real end, queued jobs,
-  jobs submitted within the horizon) needs within the break-even horizon: the time a node must
+  exactly the nodes that the demand (hosts of running jobs until their real end, queued jobs
+  that could start now, jobs submitted within the horizon) needs within the break-even horizon: the time a node must
   stay off for switching off and on again to cost less energy than idling (from the hosts'
   powers and switching times).
 
@@ -65,10 +66,23 @@ class Timeout(Bound):
 
 
 def _missing_nodes(s: Any) -> int:
-    """Nodes to wake for the queued jobs: their hosts beyond the idle hosts on and not reserved."""
-    demand = min(len(s.platform), sum(j.res for j in s.queue))
+    """Nodes to wake: the hosts that queued jobs able to start now need beyond the idle hosts on."""
     free_on = sum((m & s.platform.free_mask).bit_count() for i, m in enumerate(s.masks) if i not in s.reserved)
-    return math.ceil(max(0, demand - free_on) / s.cores)
+    return math.ceil(max(0, _startable_hosts(s) - free_on) / s.cores)
+
+
+def _startable_hosts(s: Any) -> int:
+    """Hosts of the queued jobs that could start now were every node on: first fit over the queue
+    (in the base policy's order) into the hosts that no job runs on.  A job that must wait for
+    running jobs anyway wakes nothing: its nodes would idle until it starts (Batsim schedulers
+    with a timeout shutdown wake hosts when they allocate a job to them)."""
+    room = sum(m.bit_count() for i, m in enumerate(s.masks) if i in s.reserved) + \
+        sum((m & s.platform.free_mask).bit_count() for i, m in enumerate(s.masks) if i not in s.reserved)
+    demand = 0
+    for job in s.queue:
+        if demand + job.res <= room:
+            demand += job.res
+    return demand
 
 
 class OffReservationOracle(Bound):
@@ -98,7 +112,7 @@ class OffReservationOracle(Bound):
     def act(self) -> int:
         s = self.scheduler
         now, end = s.now, s.now + self.horizon
-        demand = sum(j.res for j in s.queue)
+        demand = _startable_hosts(s)
         for job in s.jobs.running.values():
             real = self.runtimes.get(job.id.split("!", 1)[-1])
             if real is None or (job.start_time or now) + real > now:
