@@ -49,6 +49,9 @@ def train_main(argv: Optional[Sequence[str]] = None) -> int:
                     help="first clone a baseline (T0, T1, T5, OR* / FF, EASY, SAF) on training days, then PPO")
     ap.add_argument("--imitate-days", type=int, default=64, help="days the baseline plays for cloning (64)")
     ap.add_argument("--imitate-epochs", type=int, default=10, help="cloning epochs over those days (10)")
+    ap.add_argument("--imitate-rounds", type=int, default=3,
+                    help="1: plain cloning; N: N-1 more rounds where the clone plays half as many days and the "
+                         "baseline labels them (DAgger) (3)")
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
     from ...envs.core import EnvError, workload_files
@@ -58,7 +61,8 @@ def train_main(argv: Optional[Sequence[str]] = None) -> int:
                              args.actors, args.seed, args.masking, args.checkpoint_every, args.resume,
                              not args.no_progress, args.torch_threads, args.env, args.hyper, args.vec_env,
                              args.ray_address, normalize_reward=not args.raw_reward, imitate=args.imitate,
-                             imitate_episodes=args.imitate_days, imitate_epochs=args.imitate_epochs)
+                             imitate_episodes=args.imitate_days, imitate_epochs=args.imitate_epochs,
+                             imitate_rounds=args.imitate_rounds)
         path = train(config, ["train", *argv])
     except (EnvError, TrainError) as exc:
         print(f"batsched-py train: {exc}", file=sys.stderr)

@@ -4,8 +4,12 @@ PPO from a random network spends its first million steps switching nodes at rand
 1,440-step day (our first DeepShutdown run never got back to the timeouts' rewards in 1.84M
 steps, against the paper's 50M).  Cloning a rule-based policy first (the way Perez et al.
 pre-train their SARSA agent on earliest-deadline-first) starts PPO from the teacher's behaviour:
-the actor learns the teacher's actions by cross-entropy, the critic the teacher's discounted
-returns, on whole days played by the teacher in the same environment.  PPO then improves on it.
+the actor learns the teacher's actions by cross-entropy, the critic the discounted returns, on
+whole days played in the same environment.  A clone that is right on 99% of the teacher's own
+states still drifts, once deployed, into states the teacher never visits (a node count one off
+changes what follows), so later rounds let the clone play and the teacher label what it meets
+(DAgger, Ross et al. 2011: the teacher is bound to the same scheduler and reads its state).  PPO
+then improves on the clone.
 """
 from __future__ import annotations
 
@@ -38,9 +42,11 @@ class Demonstrations:
 
 
 def demonstrations(make_env: Callable[[], Any], teacher: Callable[[], Any], days: Sequence[Path], *,
-                   episodes: int, gamma: float, seed: int = 0) -> Demonstrations:
-    """``episodes`` days drawn from ``days`` (without replacement while they last), each played by a
-    fresh ``teacher()`` bound to the environment's scheduler."""
+                   episodes: int, gamma: float, seed: int = 0,
+                   student: Optional[Callable[[Any], Any]] = None) -> Demonstrations:
+    """``episodes`` days drawn from ``days`` (without replacement while they last), each labelled by a
+    fresh ``teacher()`` bound to the environment's scheduler, and played by the teacher or, when
+    given, by ``student`` (then the returns are the student's)."""
     if episodes < 1:
         raise ImitationError(f"imitation episodes: {episodes} is not a positive number")
     rng = random.Random(seed)
@@ -66,6 +72,8 @@ def demonstrations(make_env: Callable[[], Any], teacher: Callable[[], Any], days
                 action = int(policy(obs))
                 observations.append(obs)
                 actions.append(action)
+                if student is not None:
+                    action = int(student(obs))
                 obs, reward, terminated, truncated, _ = env.step(action)
                 rewards.append(float(reward))
                 done = terminated or truncated
@@ -83,6 +91,18 @@ def demonstrations(make_env: Callable[[], Any], teacher: Callable[[], Any], days
         stacked = np.stack(observations)
     return Demonstrations(stacked, np.asarray(actions, np.int64), np.asarray(returns, np.float32),
                           np.asarray(running, np.float64), episodes, float(np.mean(totals)))
+
+
+def merge(a: Demonstrations, b: Demonstrations) -> Demonstrations:
+    """Both sets of days as one (DAgger's aggregated data set)."""
+    if isinstance(a.observations, dict):
+        observations: Any = {k: np.concatenate([a.observations[k], b.observations[k]]) for k in a.observations}
+    else:
+        observations = np.concatenate([a.observations, b.observations])
+    return Demonstrations(observations, np.concatenate([a.actions, b.actions]), np.concatenate([a.returns, b.returns]),
+                          np.concatenate([a.running, b.running]), a.episodes + b.episodes,
+                          (a.mean_episode_reward * a.episodes + b.mean_episode_reward * b.episodes)
+                          / (a.episodes + b.episodes))
 
 
 def _discounted(rewards: Sequence[float], gamma: float) -> list[float]:

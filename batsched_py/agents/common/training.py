@@ -48,6 +48,7 @@ class TrainConfig:
     imitate: Optional[str] = None
     imitate_episodes: int = 64
     imitate_epochs: int = 10
+    imitate_rounds: int = 3                       # 1: plain cloning; more: DAgger rounds, the clone playing
 
 
 def paper_settings(agent: str) -> tuple[str, dict, Callable[[], dict]]:
@@ -192,16 +193,20 @@ def _imitate(config: TrainConfig, env_id: str, model: Any, venv: Any, gamma: flo
 
     import batsched_py.envs  # noqa: F401
     from ...policies.agent.baselines import BASELINES
-    from .imitation import ImitationError, clone, demonstrations
+    from .imitation import ImitationError, clone, demonstrations, merge
 
     def make_env():
         return gym.make(env_id, platform=str(config.platform), workloads=[str(w) for w in config.workloads],
                         **config.env_kwargs)
     say = (lambda line: print(line, file=sys.stderr, flush=True)) if config.progress else None
+    teacher = BASELINES[config.agent][config.imitate]
     t0 = time.time()
+    if config.imitate_rounds < 1:
+        raise TrainError(f"imitation rounds: {config.imitate_rounds} is not a positive number")
     try:
-        demos = demonstrations(make_env, BASELINES[config.agent][config.imitate], config.workloads,
-                               episodes=config.imitate_episodes, gamma=gamma, seed=config.seed)
+        demos = demonstrations(make_env, teacher, config.workloads, episodes=config.imitate_episodes, gamma=gamma,
+                               seed=config.seed)
+        teacher_reward = demos.mean_episode_reward
         scale = 1.0
         if config.normalize_reward:
             venv.ret_rms.update(demos.running)
@@ -210,11 +215,27 @@ def _imitate(config: TrainConfig, env_id: str, model: Any, venv: Any, gamma: flo
             say(f"imitation: {config.imitate} played {demos.episodes} days ({len(demos)} steps, mean episode reward "
                 f"{demos.mean_episode_reward:.2f}) in {time.time() - t0:.0f} s")
         figures = clone(model, demos, epochs=config.imitate_epochs, return_scale=scale, seed=config.seed, report=say)
+        played = []
+        for round_ in range(1, config.imitate_rounds):
+            more = demonstrations(make_env, teacher, config.workloads, episodes=max(1, config.imitate_episodes // 2),
+                                  gamma=gamma, seed=config.seed + 1000 * round_, student=_deterministic(model))
+            played.append(round(more.mean_episode_reward, 3))
+            if say:
+                say(f"imitation: round {round_ + 1}/{config.imitate_rounds}: the clone played {more.episodes} days "
+                    f"(mean episode reward {more.mean_episode_reward:.2f}), {config.imitate} labelled them")
+            demos = merge(demos, more)
+            figures = clone(model, demos, epochs=max(1, config.imitate_epochs // 2), return_scale=scale,
+                            seed=config.seed + round_, report=say)
     except ImitationError as exc:
         raise TrainError(str(exc)) from None
-    return {"teacher": config.imitate, "episodes": demos.episodes, "steps": len(demos),
-            "teacher_mean_episode_reward": round(demos.mean_episode_reward, 3), "epochs": config.imitate_epochs,
+    return {"teacher": config.imitate, "rounds": config.imitate_rounds, "episodes": demos.episodes, "steps": len(demos),
+            "teacher_mean_episode_reward": round(teacher_reward, 3),
+            "clone_mean_episode_reward": played, "epochs": config.imitate_epochs,
             "accuracy": round(figures["accuracy"], 4), "wall_time_s": round(time.time() - t0, 1)}
+
+
+def _deterministic(model: Any) -> Callable[[Any], int]:
+    return lambda obs: int(model.predict(obs, deterministic=True)[0])
 
 
 def ProgressLines(total: int, every_s: float = 30.0):
