@@ -47,7 +47,7 @@ class ShutdownEnv(BatsimEnv):
         self.nb_nodes = len(self.masks)
         self.max_steps = int(round(day / dt))
         self.action_space = spaces.Discrete(self.nb_nodes + 1)
-        self.observation_space = spaces.Box(0.0, 1.0, (history, 5 + 1 + 1 + 4 * queue_features + 1), np.float32)
+        self.observation_space = spaces.Box(0.0, 1.0, (history, 5 + 1 + 1 + 1 + 4 * queue_features + 1), np.float32)
 
     def make_scheduler(self) -> ShutdownScheduler:
         try:

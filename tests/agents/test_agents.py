@@ -108,7 +108,7 @@ def test_evaluate_writes_days_and_summary(tiny_model, tmp_path):
     with open(out / "summary.csv") as f:
         summary = list(csv.DictReader(f))
     assert [s["policy"] for s in summary] == ["T5", "OR*", "agent"]
-    for figure in ("energy_waste", "nb_switches", "delay", "stretch", "slowdown", "waiting_time"):
+    for figure in ("energy_waste", "nb_switches", "delay", "stretch", "slowdown", "waiting_time", "reward"):
         for stat in ("mean", "std", "min", "max"):
             assert f"{figure}_{stat}" in summary[0]
     assert float(summary[0]["energy_waste_mean"]) > 0
@@ -140,7 +140,7 @@ def test_bad_model_files_are_named(tmp_path, tiny_model):
 
 
 def test_mismatched_observations_are_named(tiny_model, tmp_path):
-    with pytest.raises(PolicyOptionError, match=r"trained on observations \(20, 48\), the scheduler gives \(10, 48\)"):
+    with pytest.raises(PolicyOptionError, match=r"trained on observations \(20, 49\), the scheduler gives \(10, 49\)"):
         run_simulation(PLATFORM, [DAY], "deepshutdown", {"model": str(tiny_model), "history": 10},
                        export=str(tmp_path / "o"), energy=True)
 
@@ -170,4 +170,4 @@ def test_training_on_ray_actors(tmp_path):
     finally:
         ray.shutdown()
     assert json.loads((path.parent / "model.json").read_text())["steps"] >= 800
-    assert load_agent(str(path), "shutdown")(np.zeros((20, 48), np.float32)) in range(15)
+    assert load_agent(str(path), "shutdown")(np.zeros((20, 49), np.float32)) in range(15)

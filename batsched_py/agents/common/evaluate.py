@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
 
 ENVS = {"shutdown": "batsched_py/Shutdown-v0", "scheduling": "batsched_py/Scheduling-v0"}
-FIGURES = ("energy_waste", "nb_switches", "delay", "stretch", "slowdown", "waiting_time")
+# (reward: the episode's return, the environment's own objective)
+FIGURES = ("energy_waste", "nb_switches", "delay", "stretch", "slowdown", "waiting_time", "reward")
 UNITS = {"energy_waste": "W·{t}", "nb_switches": "node switches", "delay": "{t}", "stretch": "",
-         "slowdown": "", "waiting_time": "{t}"}
+         "slowdown": "", "waiting_time": "{t}", "reward": ""}
 DAY_FIELDS = ("policy", "group", "split", "day", "repeat", "steps", "nb_jobs", *FIGURES, "wall_time_s")
 
 
@@ -109,11 +110,13 @@ def run_days(env_kind: str, platform: str, env_kwargs: dict, spec: PolicySpec, d
             obs, info = env.reset(seed=r, options={"workload": day})
             if hasattr(policy, "bind"):
                 policy.bind(env.scheduler)
-            steps, done = 0, False
+            steps, done, total = 0, False, 0.0
             while not done:
-                obs, _, term, trunc, info = env.step(policy(obs))
+                obs, reward, term, trunc, info = env.step(policy(obs))
                 steps += 1
+                total += reward
                 done = term or trunc
+            info["reward"] = total
             group, split = day_group(Path(day))
             rows.append({"policy": spec.label, "group": group, "split": split, "day": Path(day).name, "repeat": r,
                          "steps": steps, "nb_jobs": int(info.get("nb_jobs", 0)),

@@ -12,7 +12,9 @@ policy: it releases every node and calls while work remains, then stops so that 
 can end (an environment's episode ends at ``day``).
 
 Observation: the last ``history`` feature vectors (oldest first), each (all in [0, 1]): nodes per
-state (off, switching on, switching off, idle, computing) / G; queue length / ``max_queue``; the
+state (off, switching on, switching off, idle, computing) / G; nodes the agent keeps reserved / G
+(its last action: GridGym's ``reservation_size``; without it the present reservation, which an
+action replaces, is not observable); queue length / ``max_queue``; the
 promised start of the first queued job (EASY's reservation) after now / ``day``; for the first
 ``queue_features`` queued jobs: hosts / platform hosts, walltime / ``day``, stretch (wait /
 walltime, capped at 1), jobs of the same user in the system / ``max_user_jobs``; time of day / ``day``.
@@ -67,12 +69,11 @@ class ShutdownScheduler(AgentMixin, SAF):
         self.switches = 0                       # node switch requests, off and on
         self.pending: dict[str, tuple] = {}       # job id -> (job, hosts, mapping): waiting for hosts
         self.placeholders: set[int] = set()       # reserved nodes taken in EASY's profile
-        self.nb_features = 5 + 1 + 1 + 4 * self.k + 1
+        self.nb_features = 5 + 1 + 1 + 1 + 4 * self.k + 1
         # the observation window: earlier decisions' feature rows, the newest last; its last row is
         # rewritten with the present features when the agent is asked
         self.window = np.zeros((self.history, self.nb_features), np.float32)
         self._seen: Optional[np.ndarray] = None     # the features the agent was shown at this point
-        self.nb_features = 5 + 1 + 1 + 4 * self.k + 1
 
     # --- the platform ---------------------------------------------------------------------
     def on_simulation_begins(self, event) -> None:
@@ -204,7 +205,8 @@ class ShutdownScheduler(AgentMixin, SAF):
                 jobs[r] = (job.res / n, min(1.0, wall / self.day),
                            min(1.0, wait / wall) if wall > 0 else 1.0,
                            min(1.0, users.get(job.extra.get("user"), 0) / self.max_user_jobs))
-        return np.concatenate([counts, [min(1.0, len(queue) / self.max_queue), promised], jobs.ravel(),
+        return np.concatenate([counts, [len(self.reserved) / g, min(1.0, len(queue) / self.max_queue), promised],
+                               jobs.ravel(),
                                [(self.now % self.day) / self.day]]).astype(np.float32)
 
     def observe(self) -> np.ndarray:
