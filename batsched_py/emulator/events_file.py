@@ -15,6 +15,7 @@ from procset import ProcSet
 
 from ..textfiles import not_utf8
 from .errors import EmulatorError
+from .json_numbers import rapidjson_double
 
 __all__ = ["ExternalEvent", "load_events"]
 
@@ -43,7 +44,7 @@ def load_events(path: str | Path, *, nb_hosts: int) -> list[ExternalEvent]:
             continue
         where = f"events file {path}, line {n}"
         try:
-            obj = json.loads(line)
+            obj = json.loads(line, parse_float=rapidjson_double)
         except json.JSONDecodeError as exc:
             raise EmulatorError(f"{where}: invalid JSON ({exc.msg})") from None
         if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .errors import EmulatorError
+from .json_numbers import rapidjson_double
 from ..protocol import JobDescription
 from ..workloads.document import WorkloadError, read_workload_file
 from .profiles import Profile, expand_tasks, parse_profile, unsupported_part
@@ -189,7 +190,7 @@ def load_workload(path: str | Path, name: str, *, nb_hosts: int, free_network: b
     """
     where = f"workload {name} ({path})"
     try:
-        data, raw_profiles, raw_jobs = read_workload_file(path)
+        data, raw_profiles, raw_jobs = read_workload_file(path, rapidjson_double)
     except WorkloadError as exc:
         raise EmulatorError(f"{where}: {exc}") from None
     wl = Workload(name, str(path), _batsim_top_level(data, where), [], {})

@@ -4,7 +4,7 @@ UTF-8 or JSON, or a wrong shape is named in one line, never a traceback."""
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..textfiles import not_utf8
 
@@ -13,12 +13,14 @@ class WorkloadError(ValueError):
     """Invalid workload; the message names the file and the element."""
 
 
-def read_workload_file(path: str | Path) -> tuple[dict[str, Any], dict[str, Any], list[Any]]:
+def read_workload_file(path: str | Path, parse_float: Callable[[str], float] | None = None
+                       ) -> tuple[dict[str, Any], dict[str, Any], list[Any]]:
     """The document, its ``profiles`` and its ``jobs``; a WorkloadError saying what is wrong
-    (without the path, which callers name as they see it)."""
+    (without the path, which callers name as they see it).  parse_float: as json.load's (the
+    emulator reads numbers as Batsim does)."""
     try:
         with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+            data = json.load(f, parse_float=parse_float)
     except OSError as exc:
         raise WorkloadError(f"cannot read it ({exc.strerror or exc})") from None
     except UnicodeDecodeError as exc:

@@ -10,6 +10,8 @@ import json
 import sys
 from pathlib import Path
 
+from batsched_py.emulator.json_numbers import rapidjson_double
+
 
 def host_ids(text):
     ids = []
@@ -65,7 +67,8 @@ def write_replies(replies, f) -> None:
 
 def main(case_dir: Path, out_dir: Path) -> None:
     args = json.load(open(case_dir / "meta.json"))["batsim_args"]
-    workload = json.load(open(case_dir / args[args.index("-w") + 1]))
+    # numbers as Batsim reads them (RapidJSON's default parser), written back exactly by repr
+    workload = json.load(open(case_dir / args[args.index("-w") + 1]), parse_float=rapidjson_double)
     with open(out_dir / "jobs.txt", "w") as f:
         for j in workload["jobs"]:
             p = workload["profiles"][j["profile"]]

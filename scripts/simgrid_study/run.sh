@@ -10,7 +10,7 @@ if [ -d "$case" ]; then dir=$(cd "$case" && pwd); else dir=$here/../../tests/dat
 work=${TMPDIR:-/tmp}/minibatsim-$(basename "$dir")
 mkdir -p "$work"
 g++ -O1 -std=c++17 "$here/minibatsim.cpp" -o "$work/minibatsim" -lsimgrid
-python3 "$here/prep.py" "$dir" "$work"
+PYTHONPATH="$here/../..${PYTHONPATH:+:$PYTHONPATH}" python3 "$here/prep.py" "$dir" "$work"
 platform=$(python3 -c "import json,sys; a=json.load(open(sys.argv[1]))['batsim_args']; print(a[a.index('-p')+1])" "$dir/meta.json")
 energy=$(python3 -c "import json,sys; print('-E' in json.load(open(sys.argv[1]))['batsim_args'])" "$dir/meta.json")
 cd "$work"

@@ -54,14 +54,6 @@ def read_transcript(case: str) -> list[dict]:
 # measurements (they vary between its own runs of one simulation).
 OUTPUTS = ("jobs", "machine_states", "consumed_energy", "pstate_changes", "schedule")
 WALL_CLOCK = {"schedule": ("simulation_time", "scheduling_time")}
-# The one column where the emulator may print the last digit one off: the total energy in
-# consumed_energy.csv.  It is a long double sum of 100+ hosts' energies (~1e8 J) printed to 1e-6 J,
-# and each host's energy is SimGrid's sum of its power over every update step; on
-# pybatsim_easy-e128-hpc250-E, Batsim's sums are ~1e-8 J below the emulator's at 4 of 500 rows,
-# enough to round the other way.  minibatsim (scripts/simgrid_study), on the real SimGrid 3.32,
-# prints the emulator's 4 values: the difference lies in some SimGrid update made by a part of
-# Batsim neither models, which the recordings, rounded to 1e-6, cannot show.
-LAST_DIGIT = {("consumed_energy", "energy"): 1e-6}
 
 
 def _rows(path: Path, drop: tuple[str, ...]) -> tuple[list[str], list[list[str]]]:
@@ -73,22 +65,10 @@ def _rows(path: Path, drop: tuple[str, ...]) -> tuple[list[str], list[list[str]]
     return [header[i] for i in keep], [[row[i] for i in keep] for row in rows[1:]]
 
 
-def _same(name: str, column: str, want: str, got: str) -> bool:
-    if want == got:
-        return True
-    unit = LAST_DIGIT.get((name, column))
-    if unit is None:
-        return False
-    try:     # one unit in the last printed place, no more (see LAST_DIGIT)
-        return abs(float(want) - float(got)) <= 1.5 * unit
-    except ValueError:
-        return False
-
-
 def output_differences(golden: Path, mine: Path, name: str) -> str | None:
     """None if ``mine`` holds Batsim's ``name`` file (jobs, schedule, ...) row for row, in Batsim's
-    order, every field as Batsim printed it (but the wall-clock columns and LAST_DIGIT); else the
-    first difference."""
+    order, every field as Batsim printed it (but the wall-clock columns); else the first
+    difference."""
     if not mine.exists():
         return f"{name}: {mine.name} missing"
     drop = WALL_CLOCK.get(name, ())
@@ -96,7 +76,7 @@ def output_differences(golden: Path, mine: Path, name: str) -> str | None:
     if head_a != head_b:
         return f"{name}: columns: Batsim {head_a}, emulator {head_b}"
     for i, (x, y) in enumerate(zip(a, b)):
-        if x != y and not all(_same(name, c, u, v) for c, u, v in zip(head_a, x, y)):
+        if x != y:
             return f"{name}: row {i + 1}: Batsim {','.join(x)!r}, emulator {','.join(y)!r}"
     if len(a) != len(b):
         return f"{name}: Batsim wrote {len(a)} rows, the emulator {len(b)}"
