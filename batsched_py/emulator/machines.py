@@ -300,6 +300,8 @@ class Machines:
         sub-round.  Returns each reader's sub-round after its reads."""
         if self._creation_power:
             self._leave_creation_power(t)
+        if len(readers) == 1:
+            return [self._read_alone(t, readers[0][0], readers[0][1], touched)]
         last, n = self._host_t, len(self._host_t)
         early = self._early
         walks = [_read_order(hosts, n) for _, hosts in readers]
@@ -328,6 +330,32 @@ class Machines:
             k += 1
         early.clear()
         return subs
+
+    def _read_alone(self, t: float, k: int, host_sets: list, touched: dict[int, int]) -> int:
+        """read_energy of a round's only reader, starting in sub-round ``k``: no lockstep to keep,
+        so its walk runs straight through (each host it pays for is one more sub-round), and a
+        read of every host with nothing updated yet in the round is one pass over the stale ones."""
+        last, n, early = self._host_t, len(self._host_t), self._early
+        if host_sets == [None] and not touched and not early:
+            stale = [h for h in range(n) if last[h] < t]
+            energy, watts = self._host_energy, self._watts
+            for h in stale:
+                energy[h] = energy[h] + watts[h] * (t - last[h])
+                last[h] = t
+            touched.update(zip(stale, range(k, k + len(stale))))
+            return k + len(stale)
+        for h in _read_order(host_sets, n):
+            done = touched.get(h)
+            if done is None:
+                if last[h] >= t and h not in early:
+                    continue
+                self._update(h, t)
+            elif done < k:
+                continue
+            touched[h] = k
+            k += 1
+        early.clear()
+        return k
 
     def action_ended(self, t: float, hosts) -> None:
         """A CPU action on ``hosts`` ended or was cancelled at ``t``, its load still counted:
