@@ -1065,9 +1065,18 @@ class Engine:
             return
         req = _Switch(e.resources, e.state, len(later))
         self._switching += len(later)
+        # Each host's switch actor computes 1 flop at the virtual pstate it is now in: the actors
+        # of consecutive hosts at the same speed end together (one timeline group).
+        speed = 0.0
+        items: list[tuple] = []
         for h in sorted(later):
-            # Each host's switch actor computes 1 flop at the virtual pstate it is now in.
-            self.tl.execute(self._speed[h][self.machines.pstate(h)].speed, (self._switch_ended, (req, h)))
+            s = self._speed[h][self.machines.pstate(h)].speed
+            if s != speed and items:
+                self.tl.execute_group(speed, items)
+                items = []
+            speed = s
+            items.append((self._switch_ended, (req, h)))
+        self.tl.execute_group(speed, items)
 
     def _notify(self, payload: tuple[p.Notify, int]) -> None:
         e, index = payload

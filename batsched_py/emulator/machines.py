@@ -336,7 +336,7 @@ class Machines:
         so its walk runs straight through (each host it pays for is one more sub-round), and a
         read of every host with nothing updated yet in the round is one pass over the stale ones."""
         last, n, early = self._host_t, len(self._host_t), self._early
-        if host_sets == [None] and not touched and not early:
+        if len(host_sets) == 1 and host_sets[0] is None and not touched and not early:
             stale = [h for h in range(n) if last[h] < t]
             energy, watts = self._host_energy, self._watts
             for h in stale:
