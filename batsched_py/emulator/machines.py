@@ -624,15 +624,30 @@ class Machines:
             self._pstate_row(t, immediate, pstate)
         return done
 
-    def switch_reached(self, t: float, host: int) -> None:
-        """The switch actor of ``host`` finished its 1 flop at ``t``: as Batsim's, it sets the
-        target pstate (energy updated first) and the machine state at once, before the server
-        hears of it (switch_done, which writes the rows)."""
-        if self._state[host] in (SW_ON, SW_OFF):
-            self._pstate[host] = self._target[host]
-            self._switch_power(t, (host,))
-            self._reached.add(host)
-            self._move((host,), SLEEPING if self._state[host] == SW_OFF else IDLE, t)
+    def switch_reached(self, t: float, hosts: list[int]) -> None:
+        """The switch actors of ``hosts`` finished their 1 flop at ``t``, one after the other: as
+        Batsim's, each sets its target pstate (energy updated first) and the machine state at once,
+        before the server hears of it (switch_done, which writes the rows)."""
+        state, pstate, target = self._state, self._pstate, self._target
+        counts, since, time_in = self._counts, self._since, self._time_in
+        energy = self.energy_enabled
+        for h in hosts:
+            old = state[h]
+            if old != SW_ON and old != SW_OFF:
+                continue
+            pstate[h] = target[h]
+            if energy:    # _switch_power((h,)) inlined
+                self._update(h, t)
+                self._sg_pstate[h] = pstate[h]
+                self._set_load(h, self._load[h])
+            self._reached.add(h)
+            # _move((h,), new, t) inlined: the same additions in the same (host) order
+            new = SLEEPING if old == SW_OFF else IDLE
+            time_in[old] += t - since[h]
+            since[h] = t
+            counts[old] -= 1
+            counts[new] += 1
+            state[h] = new
 
     def switch_done(self, t: float, hosts: ProcSet | list[int] | int) -> None:
         """Hosts whose sleep/wake switch completes at ``t``: they reach their target

@@ -22,9 +22,7 @@ events reach the scheduler in one message or in several.
 Cost: updating every action at every step is O(actions) per step.  Instead each action keeps the
 value it had at some step and is brought up to date only when it may end soon (its approximate
 end is near the earliest one): the catch-up replays the recorded deltas with the very same
-operations, so the result is identical.  Executions created together with the same rate and
-amount (the switch actors of one SET_RESOURCE_STATE) do the very same arithmetic: they are one
-group, caught up and re-queued as one (``execute_group``).
+operations, so the result is identical.
 """
 from __future__ import annotations
 
@@ -45,13 +43,11 @@ _INF = float("inf")
 
 
 class Action:
-    """A sleep (rate 0, value = max duration) or an execution (value = remains).  twins: the other
-    actions of its group (see Timeline.execute_group), which only it stands for in the queue."""
-    __slots__ = ("seq", "rate", "value", "step", "item", "alive", "twins")
+    """A sleep (rate 0, value = max duration) or an execution (value = remains)."""
+    __slots__ = ("seq", "rate", "value", "step", "item", "alive")
 
     def __init__(self, seq: int, rate: float, value: float, step: int, item: Any):
         self.seq, self.rate, self.value, self.step, self.item, self.alive = seq, rate, value, step, item, True
-        self.twins: list[Action] | None = None
 
 
 class Timeline:
@@ -90,21 +86,6 @@ class Timeline:
         else:
             heapq.heappush(self._heap, (self.now + remains / rate, a.seq, a))
         return a
-
-    def execute_group(self, rate: float, items: list, remains: float = 1.0) -> list[Action]:
-        """``execute(rate, item, remains)`` for each of ``items``, in order, as one group: they end
-        in the same step, so the first stands for all in the queue.  A group is cancelled as a
-        whole (every action's ``alive`` set False), never in part."""
-        if remains <= 0.0 or rate <= 0.0 or len(items) < 2:
-            return [self.execute(rate, item, remains) for item in items]
-        step = len(self._deltas)
-        seq = self._seq
-        group = [Action(seq + i, rate, remains, step, item) for i, item in enumerate(items, 1)]
-        self._seq = seq + len(items)
-        head = group[0]
-        head.twins = group[1:]
-        heapq.heappush(self._heap, (self.now + remains / rate, head.seq, head))
-        return group
 
     def take_soon(self) -> list[Action]:
         """Actions that end at the next step even if it does not move the clock (zero-work
@@ -190,10 +171,6 @@ class Timeline:
                 if v < REMAINS_PRECISION:
                     a.alive = False
                     done.append(a)
-                    if a.twins is not None:
-                        for b in a.twins:
-                            b.alive = False
-                        done.extend(a.twins)
                     continue
                 end = now + v / a.rate
             a.value, a.step = v, n
