@@ -9,8 +9,11 @@ Times the build of batsched_py that is imported: pure Python, or compiled with m
    scheduler (``Session.handle``: the ``scheduling_time`` the run itself measures) and the engine
    side (the rest: loading, engine, machines, outputs, result).
    Reference, same inputs and policy: real Batsim over ZeroMQ when a ``batsim`` binary is on PATH
-   (or ``$BATSCHED_PY_BATSIM`` names one), timed in this run; otherwise the ``simulation_time``
-   real Batsim 4.2.1 + batsched easy_bf recorded in the golden case's schedule.csv.
+   (or ``$BATSCHED_PY_BATSIM`` names one), timed in this run; otherwise a recording: real Batsim
+   4.2.1 + batsched 1.4.0 easy_bf, 14.28 s, measured by issue 22's author on this kind of machine
+   (2-core VM, both built from source, 3 interleaved runs); the golden case's own
+   ``simulation_time`` (an earlier, slower run) is printed beside it.  Targets (issue 22): pure
+   Python at least 12x the reference, the compiled build at least 20x, peak RSS under 300 MB.
 2. HPC2N and SDSC-BLUE (``convert_swf``, delay profiles) cut at 25k, 50k, 100k, 200k jobs, each
    run in a fresh process (its own peak RSS): jobs/s per length and the fitted exponent of time
    vs n (least squares on log-log).
@@ -44,6 +47,7 @@ KTH = SHARED / "golden" / "large-kth_sp2"
 SWF = SHARED / "data" / "swf"
 TRACES = ("HPC2N-2002-2.2-cln.swf.gz", "SDSC-BLUE-2000-4.2-cln.swf.gz")
 LENGTHS = (25_000, 50_000, 100_000, 200_000)
+ISSUE_22_BATSIM_S = 14.28    # live Batsim 4.2.1 + batsched easy_bf on whole KTH-SP2 (see above)
 _COMPILED = compiled_modules()
 BUILD = f"compiled with mypyc: {len(_COMPILED)} modules" if _COMPILED else "pure Python"
 
@@ -78,9 +82,11 @@ def run_kth(rows: list, runs: int) -> None:
     rows.append((f"KTH-SP2 easy (whole run; {BUILD})", f"{dt:.2f} s", f"{len(res.jobs) / dt:,.0f}",
                  f"scheduler {sched:.2f} s, engine {dt - sched:.2f} s", f"{peak_mb():.0f} MB", f"{diff} differ"))
     label, ref = real_batsim_reference(platform, workload)
-    print(f"reference: {label}: {ref:.2f} s; in-process emulator {ref / dt:.1f}x faster "
-          f"(target: 10x, time under {ref / 10:.2f} s: {'met' if dt <= ref / 10 else 'not met'})", flush=True)
-    rows.append((f"reference: {label}", f"{ref:.2f} s", "", f"ours {ref / dt:.1f}x faster", "", ""))
+    target = 20 if _COMPILED else 12
+    print(f"reference: {label}: {ref:.2f} s; in-process emulator ({BUILD}) {ref / dt:.1f}x faster "
+          f"(target: {target}x, time under {ref / target:.2f} s: {'met' if dt <= ref / target else 'not met'}; "
+          f"peak RSS under 300 MB: {'met' if peak_mb() < 300 else 'not met'})", flush=True)
+    rows.append((f"reference: {label}", f"{ref:.2f} s", "", f"ours {ref / dt:.1f}x faster (target {target}x)", "", ""))
 
 
 def real_batsim_reference(platform: Path, workload: Path) -> tuple[str, float]:
@@ -96,8 +102,10 @@ def real_batsim_reference(platform: Path, workload: Path) -> tuple[str, float]:
                            backend="batsim")
             return f"`{command}` + our easy over ZeroMQ (this run)", time.perf_counter() - t0
     with open(KTH / "easy_bf_schedule.csv") as f:
-        recorded = float(next(csv.DictReader(f))["simulation_time"])
-    return "real Batsim 4.2.1 + batsched easy_bf (recorded; no batsim on PATH)", recorded
+        golden = float(next(csv.DictReader(f))["simulation_time"])
+    return (f"no batsim on PATH, so a recording: real Batsim 4.2.1 + batsched 1.4.0 easy_bf, live, measured by "
+            f"issue 22's author on this kind of machine (2-core VM, 3 interleaved runs; the golden case "
+            f"recorded {golden:.2f} s on an earlier, slower run)", ISSUE_22_BATSIM_S)
 
 
 _CHILD = """

@@ -605,10 +605,11 @@ class Engine:
         self._put_now(item)
 
     def _switch_ended(self, payload, _action: Action) -> None:
-        req, host = payload
-        self.machines.switch_reached(self.tl.now, host)
+        """The switch actors of ``hosts`` (one action: see _set_state) end, one after the other."""
+        req, hosts = payload
+        self.machines.switch_reached(self.tl.now, hosts)
         if self._routed:          # each switch actor's message crosses its own route
-            self._deferred.append([2, (self._on_switch, [req, [host]])])
+            self._deferred.extend([2, (self._on_switch, [req, [host]])] for host in hosts)
             return
         if self._groups is None:
             self._groups = {}
@@ -617,7 +618,7 @@ class Engine:
             self._groups[id(req)] = group = [req, []]
             # A switch actor sets the final pstate (a simcall) before its put.
             self._deferred.append([2, (self._on_switch, group)])
-        group[1].append(host)
+        group[1].extend(hosts)
 
     def _finished(self) -> bool:
         return (self._job_submitters == 0 and self._event_submitters == 0 and not self._registration_open
@@ -926,8 +927,8 @@ class Engine:
         keeps loading the hosts until the actor ends (_on_end)."""
         t = self.tl.now
         switch_ended = self._switch_ended
-        reaching = [a.item[1][1] for a in self._step_actions
-                    if a.item is not None and a.item[0] == switch_ended] if self._energy else ()
+        reaching = [h for a in self._step_actions if a.item is not None and a.item[0] == switch_ended
+                    for h in a.item[1][1]] if self._energy else ()
         job.energy = self.machines.job_ended(t, job.id, job.alloc, False, reaching)
         job.ended = True
         end = (self._on_end, (job, job.token, state, rc, cut))
@@ -1065,9 +1066,19 @@ class Engine:
             return
         req = _Switch(e.resources, e.state, len(later))
         self._switching += len(later)
+        # Each host's switch actor computes 1 flop at the virtual pstate it is now in.  The actors
+        # of consecutive hosts at the same speed do the very same arithmetic and end in the same
+        # step, one after the other: one timeline action stands for them (in host order).
+        speed = 0.0
+        hosts: list[int] = []
         for h in sorted(later):
-            # Each host's switch actor computes 1 flop at the virtual pstate it is now in.
-            self.tl.execute(self._speed[h][self.machines.pstate(h)].speed, (self._switch_ended, (req, h)))
+            s = self._speed[h][self.machines.pstate(h)].speed
+            if s != speed and hosts:
+                self.tl.execute(speed, (self._switch_ended, (req, hosts)))
+                hosts = []
+            speed = s
+            hosts.append(h)
+        self.tl.execute(speed, (self._switch_ended, (req, hosts)))
 
     def _notify(self, payload: tuple[p.Notify, int]) -> None:
         e, index = payload

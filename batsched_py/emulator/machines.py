@@ -300,6 +300,8 @@ class Machines:
         sub-round.  Returns each reader's sub-round after its reads."""
         if self._creation_power:
             self._leave_creation_power(t)
+        if len(readers) == 1:
+            return [self._read_alone(t, readers[0][0], readers[0][1], touched)]
         last, n = self._host_t, len(self._host_t)
         early = self._early
         walks = [_read_order(hosts, n) for _, hosts in readers]
@@ -328,6 +330,32 @@ class Machines:
             k += 1
         early.clear()
         return subs
+
+    def _read_alone(self, t: float, k: int, host_sets: list, touched: dict[int, int]) -> int:
+        """read_energy of a round's only reader, starting in sub-round ``k``: no lockstep to keep,
+        so its walk runs straight through (each host it pays for is one more sub-round), and a
+        read of every host with nothing updated yet in the round is one pass over the stale ones."""
+        last, n, early = self._host_t, len(self._host_t), self._early
+        if len(host_sets) == 1 and host_sets[0] is None and not touched and not early:
+            stale = [h for h in range(n) if last[h] < t]
+            energy, watts = self._host_energy, self._watts
+            for h in stale:
+                energy[h] = energy[h] + watts[h] * (t - last[h])
+                last[h] = t
+            touched.update(zip(stale, range(k, k + len(stale))))
+            return k + len(stale)
+        for h in _read_order(host_sets, n):
+            done = touched.get(h)
+            if done is None:
+                if last[h] >= t and h not in early:
+                    continue
+                self._update(h, t)
+            elif done < k:
+                continue
+            touched[h] = k
+            k += 1
+        early.clear()
+        return k
 
     def action_ended(self, t: float, hosts) -> None:
         """A CPU action on ``hosts`` ended or was cancelled at ``t``, its load still counted:
@@ -596,15 +624,30 @@ class Machines:
             self._pstate_row(t, immediate, pstate)
         return done
 
-    def switch_reached(self, t: float, host: int) -> None:
-        """The switch actor of ``host`` finished its 1 flop at ``t``: as Batsim's, it sets the
-        target pstate (energy updated first) and the machine state at once, before the server
-        hears of it (switch_done, which writes the rows)."""
-        if self._state[host] in (SW_ON, SW_OFF):
-            self._pstate[host] = self._target[host]
-            self._switch_power(t, (host,))
-            self._reached.add(host)
-            self._move((host,), SLEEPING if self._state[host] == SW_OFF else IDLE, t)
+    def switch_reached(self, t: float, hosts: list[int]) -> None:
+        """The switch actors of ``hosts`` finished their 1 flop at ``t``, one after the other: as
+        Batsim's, each sets its target pstate (energy updated first) and the machine state at once,
+        before the server hears of it (switch_done, which writes the rows)."""
+        state, pstate, target = self._state, self._pstate, self._target
+        counts, since, time_in = self._counts, self._since, self._time_in
+        energy = self.energy_enabled
+        for h in hosts:
+            old = state[h]
+            if old != SW_ON and old != SW_OFF:
+                continue
+            pstate[h] = target[h]
+            if energy:    # _switch_power((h,)) inlined
+                self._update(h, t)
+                self._sg_pstate[h] = pstate[h]
+                self._set_load(h, self._load[h])
+            self._reached.add(h)
+            # _move((h,), new, t) inlined: the same additions in the same (host) order
+            new = SLEEPING if old == SW_OFF else IDLE
+            time_in[old] += t - since[h]
+            since[h] = t
+            counts[old] -= 1
+            counts[new] += 1
+            state[h] = new
 
     def switch_done(self, t: float, hosts: ProcSet | list[int] | int) -> None:
         """Hosts whose sleep/wake switch completes at ``t``: they reach their target

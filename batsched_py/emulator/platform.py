@@ -117,6 +117,15 @@ class Host:
     properties: dict[str, str] = field(hash=False, compare=False)
     zone_properties: dict[str, str] = field(hash=False, compare=False)
     role: str = ""
+    # The sleep and virtual (switch) pstates as sets: the emulator asks for each host of each
+    # SET_RESOURCE_STATE, so the triples are not scanned per question.
+    _sleep: frozenset = field(init=False, repr=False, hash=False, compare=False)
+    _virtual: frozenset = field(init=False, repr=False, hash=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_sleep", frozenset(s.sleep_pstate for s in self.sleep_pstates))
+        object.__setattr__(self, "_virtual", frozenset(
+            p for s in self.sleep_pstates for p in (s.off_pstate, s.on_pstate)))
 
     def sleep_spec(self, sleep_pstate: int) -> SleepSpec | None:
         """The triple whose sleep pstate is ``sleep_pstate``, or None."""
@@ -126,15 +135,14 @@ class Host:
         return None
 
     def is_sleep_pstate(self, pstate: int) -> bool:
-        return any(s.sleep_pstate == pstate for s in self.sleep_pstates)
+        return pstate in self._sleep
 
     def is_virtual_pstate(self, pstate: int) -> bool:
         """True for switch-off / switch-on pstates (not settable by schedulers)."""
-        return any(pstate in (s.off_pstate, s.on_pstate) for s in self.sleep_pstates)
+        return pstate in self._virtual
 
     def is_compute_pstate(self, pstate: int) -> bool:
-        return (0 <= pstate < len(self.pstates)
-                and not self.is_sleep_pstate(pstate) and not self.is_virtual_pstate(pstate))
+        return 0 <= pstate < len(self.pstates) and pstate not in self._sleep and pstate not in self._virtual
 
     def switch_off_time(self, spec: SleepSpec) -> float:
         """Seconds to fall asleep through ``spec``: 1 flop at the off pstate."""

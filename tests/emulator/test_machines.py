@@ -249,3 +249,22 @@ def test_start_rows_held_after_same_round_end_rows(tmp_path):
     with open(tmp_path / "out_machine_states.csv") as f:
         rows = [(r["time"], r["nb_idle"], r["nb_computing"]) for r in csv.DictReader(f)]
     assert rows[-4:] == [("5", "128", "0"), ("5", "126", "2"), ("7", "125", "3"), ("7", "126", "2")]
+
+
+def test_single_reader_reads_as_in_lockstep():
+    """A round's only energy reader (walked straight through) gives what the lockstep loop gives
+    with an idle second reader: same sub-round, same hosts paid for in the same sub-rounds, same
+    energies; with a full read of a fresh round too (one pass over the stale hosts)."""
+    platform = load_platform(str(Path(__file__).resolve().parents[2] / "platforms" / "taurus_deepshutdown.xml"))
+    for host_sets, touched in (([None], {}), ([None], {6: 9, 7: 1, 30: 2}),
+                               ([ProcSet((3, 9)), None], {6: 9, 30: 2}), ([ProcSet(5, 7, 100)], {7: 3})):
+        results = []
+        for readers in ([(2, host_sets)], [(2, host_sets), (2, [])]):
+            m = Machines(platform, energy_enabled=True)
+            m.job_started(0.0, "j", ProcSet((0, 20)))
+            m.hosts_energy(50.0, ProcSet((4, 8)))          # some hosts up to date at 50
+            read = dict(touched)                           # read earlier in the round
+            subs = m.read_energy(50.0, readers, read)
+            results.append((subs[0], read, list(m._host_energy), list(m._host_t)))
+        assert results[0] == results[1]
+        assert results[0][0] > 2
