@@ -4,20 +4,22 @@ A *processor* is ``cores`` consecutive compute hosts (the project's convention: 
 per core, see policies/agent/nodes.py).  Its utilisation ``u`` is the fraction of its hosts
 computing.  Per processor, with temperature ``T`` in degrees C and power ``P`` in W:
 
-    P(u, T) = idle + (busy - idle) * u + leakage * (T - reference)
+    P(u, T) = idle + (busy - idle) * (2u - u^r) + leakage * (T - reference)
     tau dT/dt = inlet + resistance * P(u, T) - T
 
 Leakage linear in temperature keeps the model linear, so between two events (``u`` constant)
 it has a closed form (:meth:`ThermalParams.steady_state`, :meth:`ThermalParams.time_constant`):
-``T`` relaxes exponentially to ``T_ss = (inlet + R (idle + (busy-idle) u - k ref)) / (1 - R k)``
+``T`` relaxes exponentially to ``T_ss = (inlet + R (P(u, ref) - k ref)) / (1 - R k)``
 with time constant ``tau / (1 - R k)``; it is stable only when ``R k < 1`` (checked).
 
 Default values and their sources (a 24-core processor, the thesis' NSCC ASPIRE-1 node of two
 12-core Xeon E5-2690 v3, treated as one package as the thesis does):
 
-- idle 60 W, busy 180 W at ``reference`` 25 C: linear power in utilisation, Fan, Weber and Barroso,
-  "Power provisioning for a warehouse-sized computer", ISCA 2007 (idle ~ 1/3 of peak); typical
-  server sockets draw 50-60 W idle and 150-200 W loaded (SPECpower_ssj2008 published results).
+- idle 60 W, busy 180 W at ``reference`` 25 C, concave in utilisation with ``r`` = 1.4: the empirical
+  model of Fan, Weber and Barroso, "Power provisioning for a warehouse-sized computer", ISCA 2007
+  (their calibrated r = 1.4; idle ~ 1/3 of peak); typical server sockets draw 50-60 W idle and
+  150-200 W loaded (SPECpower_ssj2008 published results).  Concavity is what makes placement
+  matter: two half-loaded processors draw more than one full and one idle.
 - leakage 0.4 W/K: leakage is close to linear in temperature over the operating range (under
   1% error), Liu, Dick, Shang and Yang, "Accurate temperature-dependent integrated circuit
   leakage power estimation is easy", DATE 2007; 0.4 W/K puts leakage at ~ 20 W (~ 10-15% of
@@ -55,6 +57,7 @@ class ThermalParams:
     cores: int = 24               # hosts (cores) per processor
     idle: float = 60.0            # W at u = 0 and T = reference
     busy: float = 180.0           # W at u = 1 and T = reference
+    exponent: float = 1.4         # r of Fan et al.'s 2u - u^r
     leakage: float = 0.4          # W/K
     reference: float = 25.0       # C
     resistance: float = 0.3       # K/W
@@ -91,10 +94,14 @@ class ThermalParams:
         racks = min(self.racks, nb_processors)
         return np.arange(nb_processors) * racks // nb_processors
 
+    def dynamic(self, utilisation) -> np.ndarray:
+        """Watts above idle at ``utilisation`` (0-1), at the reference temperature."""
+        u = np.asarray(utilisation, dtype=float)
+        return (self.busy - self.idle) * (2 * u - u ** self.exponent)
+
     def steady_state(self, utilisation, inlet) -> np.ndarray:
         """Temperature (C) a processor settles at under constant ``utilisation`` and ``inlet``."""
-        u = np.asarray(utilisation, dtype=float)
-        drive = self.idle + (self.busy - self.idle) * u - self.leakage * self.reference
+        drive = self.idle + self.dynamic(utilisation) - self.leakage * self.reference
         return (np.asarray(inlet, dtype=float) + self.resistance * drive) / self._gain
 
     def time_constant(self) -> float:
@@ -103,7 +110,7 @@ class ThermalParams:
 
     def power(self, utilisation, temperature) -> np.ndarray:
         """Watts drawn at ``utilisation`` (0-1) and ``temperature`` (C)."""
-        return (self.idle + (self.busy - self.idle) * np.asarray(utilisation, dtype=float)
+        return (self.idle + self.dynamic(utilisation)
                 + self.leakage * (np.asarray(temperature, dtype=float) - self.reference))
 
     def relax(self, temperature, utilisation, inlet, dt) -> np.ndarray:
@@ -111,13 +118,13 @@ class ThermalParams:
         target = self.steady_state(utilisation, inlet)
         return target + (np.asarray(temperature, dtype=float) - target) * np.exp(-np.asarray(dt) / self.time_constant())
 
-    def energy(self, temperature, utilisation, inlet, dt) -> np.ndarray:
-        """Joules drawn over ``dt`` s at constant ``utilisation`` from ``temperature``: the
-        integral of P, whose leakage follows the exponential relaxation."""
+    def integrals(self, temperature, utilisation, inlet, dt) -> tuple[np.ndarray, np.ndarray]:
+        """Joules drawn and degree-seconds (C s) spent over ``dt`` s at constant ``utilisation``
+        from ``temperature``: the integrals of P and T along the exponential relaxation."""
         target = self.steady_state(utilisation, inlet)
         tc = self.time_constant()
-        mean_excess = (np.asarray(temperature, dtype=float) - target) * tc * -np.expm1(-np.asarray(dt) / tc)
-        return self.power(utilisation, target) * dt + self.leakage * mean_excess
+        excess = (np.asarray(temperature, dtype=float) - target) * tc * -np.expm1(-np.asarray(dt) / tc)
+        return self.power(utilisation, target) * dt + self.leakage * excess, target * dt + excess
 
 
 class ThermalModel:
@@ -139,6 +146,7 @@ class ThermalModel:
         self.busy = np.zeros(n, dtype=np.int64)           # computing hosts per processor
         self.temperature = params.steady_state(0.0, self.inlet)
         self.energy = np.zeros(n)                          # J per processor since time 0
+        self.degree_seconds = np.zeros(n)                  # C s per processor since time 0
         self.now = 0.0
         self._out = out
         self._next_row = 0.0
@@ -167,7 +175,9 @@ class ThermalModel:
         if dt <= 0:
             return
         p, u = self.params, self.utilisation
-        self.energy += p.energy(self.temperature, u, self.inlet, dt)
+        energy, degree_seconds = p.integrals(self.temperature, u, self.inlet, dt)
+        self.energy += energy
+        self.degree_seconds += degree_seconds
         self.temperature = p.relax(self.temperature, u, self.inlet, dt)
         self.now = t
 

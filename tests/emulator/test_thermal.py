@@ -17,12 +17,13 @@ PARAMS = ThermalParams()
 
 def euler(params, t0, u, inlet, seconds, dt=0.05):
     """The ODE tau dT/dt = inlet + R P(u, T) - T and the energy integral, stepped numerically."""
-    temp, energy = t0, 0.0
+    temp, energy, degrees = t0, 0.0, 0.0
     for _ in range(int(round(seconds / dt))):
         power = params.power(u, temp)
         energy += power * dt
+        degrees += temp * dt
         temp += dt * (inlet + params.resistance * power - temp) / params.tau
-    return temp, energy
+    return temp, energy, degrees
 
 
 def test_steady_state_is_the_fixed_point_of_the_ode():
@@ -34,15 +35,24 @@ def test_steady_state_is_the_fixed_point_of_the_ode():
 
 
 def test_time_constant_and_relaxation_match_the_ode():
-    start, u, inlet = 30.0, 1.0, 20.0
+    start, u, inlet = 30.0, 0.7, 20.0
     target = float(PARAMS.steady_state(u, inlet))
     tc = PARAMS.time_constant()
     assert tc == pytest.approx(PARAMS.tau / (1 - PARAMS.resistance * PARAMS.leakage))
-    temp, energy = euler(PARAMS, start, u, inlet, tc)
+    temp, energy, degrees = euler(PARAMS, start, u, inlet, tc)
     # after one time constant, 1/e of the initial deviation is left
     assert (temp - target) / (start - target) == pytest.approx(np.exp(-1), rel=1e-3)
     assert float(PARAMS.relax(start, u, inlet, tc)) == pytest.approx(temp, abs=0.01)
-    assert float(PARAMS.energy(start, u, inlet, tc)) == pytest.approx(energy, rel=1e-4)
+    closed_energy, closed_degrees = PARAMS.integrals(start, u, inlet, tc)
+    assert float(closed_energy) == pytest.approx(energy, rel=1e-4)
+    assert float(closed_degrees) == pytest.approx(degrees, rel=1e-4)
+
+
+def test_power_is_concave_in_utilisation():
+    # two half-loaded processors draw more than one full and one idle (Fan et al.'s model)
+    assert 2 * float(PARAMS.power(0.5, 40)) > float(PARAMS.power(1.0, 40) + PARAMS.power(0.0, 40))
+    assert float(PARAMS.power(0.0, PARAMS.reference)) == PARAMS.idle
+    assert float(PARAMS.power(1.0, PARAMS.reference)) == PARAMS.busy
 
 
 def test_model_follows_job_starts_and_ends_per_processor():
