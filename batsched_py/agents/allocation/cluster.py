@@ -60,8 +60,9 @@ class Cluster:
         return self.free >= cores
 
     def next_head(self, until: float = np.inf) -> Optional[int]:
-        """Run arrivals and ends (up to ``until``) until the head job fits a processor: its cores,
-        or None when the stream is over (or ``until`` reached: the model is then at ``until``)."""
+        """Run arrivals and ends (those before ``until``) until the head job fits a processor: its
+        cores, or None when the stream is over (or ``until`` reached: the model is then at ``until``).
+        A baseline run up to the agent's decision time thus places the jobs the agent placed."""
         jobs = self.jobs
         while True:
             if self.queue and self.fits(self.head_cores()).any():
@@ -69,7 +70,7 @@ class Cluster:
             arrival = jobs.submit[self._next] if self._next < len(jobs) else np.inf
             end = self._ends[0][0] if self._ends else np.inf
             t = min(arrival, end)
-            if t > until or t == np.inf:
+            if t >= until or t == np.inf:
                 if until < np.inf:
                     self.model.advance(until)
                 return None
