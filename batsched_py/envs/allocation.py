@@ -69,7 +69,7 @@ class AllocationEnv(gym.Env):
             if predictor is None:
                 raise EnvError("backend predictor needs predictor: the path of a trained predictor (.pt)")
             self.model_factory = load_predictor(predictor, self.params)
-        self.observation_space = spaces.Box(0.0, np.inf, (4 * nb_processors + J,), np.float32)
+        self.observation_space = spaces.Box(0.0, 2.0, (4 * nb_processors + J,), np.float32)   # (see observation)
         self.action_space = spaces.Discrete(nb_processors ** J)
         self.agent: Optional[Cluster] = None
         self.base: Optional[Cluster] = None

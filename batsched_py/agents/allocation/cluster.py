@@ -65,6 +65,9 @@ class Cluster:
         A baseline run up to the agent's decision time thus places the jobs the agent placed."""
         jobs = self.jobs
         while True:
+            while self._next < len(jobs) and jobs.submit[self._next] <= self.now:   # (arrivals of now)
+                self.queue.append(self._next)
+                self._next += 1
             if self.queue and self.fits(self.head_cores()).any():
                 return self.head_cores()
             arrival = jobs.submit[self._next] if self._next < len(jobs) else np.inf
