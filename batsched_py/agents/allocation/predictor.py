@@ -46,11 +46,8 @@ def record_telemetry(jobs: Jobs, nb_processors: int, params: ThermalParams = The
         return p
     steps = int(np.ceil((float(jobs.submit[-1]) + 1) / period))
     out = np.zeros((steps, nb_processors, 5), np.float32)
-    bar = range(steps)
-    if progress:
-        from ...workloads.progress import progress as bar_of
-        bar = bar_of(bar, "telemetry", total=steps)
-    for k in bar:
+    from ...workloads.progress import progress as bar
+    for k in bar(range(steps), "telemetry (10-minute steps)", enabled=progress, every=5000):
         cluster.run(allocate, until=(k + 1) * period)
         m = cluster.model
         out[k] = np.stack([m.utilisation, 1 - m.utilisation, placed / params.cores,
