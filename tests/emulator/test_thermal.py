@@ -81,7 +81,8 @@ def replay(case, prefix, thermal):
     cwd = os.getcwd()
     os.chdir(GOLDEN / case)
     try:
-        run_engine(exchange=rep, thermal=thermal, **batsim_args_to_kwargs(meta(case)["batsim_args"] + ["-e", str(prefix)]))
+        kwargs = batsim_args_to_kwargs(meta(case)["batsim_args"] + ["-e", str(prefix)])
+        run_engine(exchange=rep, **{**kwargs, "thermal": thermal})
     finally:
         os.chdir(cwd)
     return rep
@@ -104,3 +105,9 @@ def test_outputs_unchanged_with_the_model_on_and_its_file_absent_when_off(case, 
     off = tmp_path / "off"
     replay(case, off, None)
     assert not (tmp_path / "off_thermal.csv").exists()
+
+
+def test_the_command_line_turns_it_on():
+    on = batsim_args_to_kwargs(["-p", "p.xml", "-w", "w.json", "--thermal", "16"])
+    assert on["thermal"] == ThermalParams(cores=16)
+    assert batsim_args_to_kwargs(["-p", "p.xml", "-w", "w.json"])["thermal"] is None
