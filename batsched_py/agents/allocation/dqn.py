@@ -53,7 +53,8 @@ def train(env_kwargs: dict, steps: int, out: "str | Path", seed: int = 0, progre
     wall = time.perf_counter() - began
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    model.save(out)
+    # (the schedule holds the model: saved, it would drag the replay memory into the file)
+    model.save(out, exclude=["exploration_schedule"])
     record = {"command": " ".join(sys.argv), "seed": seed, "steps": steps, "wall_time_s": round(wall, 1),
               "machine": f"{host.node()} {host.processor() or host.machine()}, torch threads 1",
               "env": {k: (str(v) if isinstance(v, Path) else v) for k, v in env_kwargs.items() if k != "jobs"},
