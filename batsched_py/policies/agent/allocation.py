@@ -125,6 +125,10 @@ class DQNAllocation(ThermalAllocation):
                    "(batsched_py.agents.allocation.dqn.train); cores_per_node, J, max_temperature as in training")
     OPTIONS = ThermalAllocation.OPTIONS | {"model"}
 
+    @classmethod
+    def option_defaults(cls) -> dict[str, Any]:
+        return {**super().option_defaults(), "model": None}
+
     def __init__(self, options: Optional[Mapping[str, Any]] = None):
         options = dict(options or {})
         model = options.pop("model", None)
