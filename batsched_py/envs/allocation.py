@@ -19,8 +19,8 @@ tandem LSTM predictor standing in for the machines (``backend="predictor"``, tra
 trains offline on a learned model).  The trained agent runs in Batsim as the ``thermal-allocation``
 scheduler, which keeps the same model of its own processors to observe.
 
-Episodes: ``episode_days`` days of the trace from a random start (``reset(options={"start": s})``
-picks it).  ``info`` at the end: mean power (W), mean temperature (C) and mean wait (s) of the agent
+Episodes: ``episode_days`` days of the trace from the submission of a random job
+(``reset(options={"start": s})`` picks the start, in s).  ``info`` at the end: mean power (W), mean temperature (C) and mean wait (s) of the agent
 and of the baseline.
 """
 from __future__ import annotations
@@ -85,7 +85,9 @@ class AllocationEnv(gym.Env):
         span = float(self.jobs.submit[-1])
         start = (options or {}).get("start")
         if start is None:
-            start = float(self.np_random.uniform(0, max(span - self.episode, 0)))
+            # a random job's submission (the trace has idle gaps longer than an episode)
+            late = int(np.searchsorted(self.jobs.submit, max(span - self.episode, 0), side="right"))
+            start = float(self.jobs.submit[self.np_random.integers(max(late, 1))])
         jobs = self.jobs.window(start, self.episode)
         if not len(jobs):
             raise EnvError(f"no job is submitted in the {self.episode / 86400:g} days from {start:g} s")
