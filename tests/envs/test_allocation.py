@@ -103,3 +103,14 @@ def test_predictor_backend_and_its_file_errors(tmp_path):
     (tmp_path / "junk.pt").write_text("not torch")
     with pytest.raises(PredictorError, match="not a saved predictor"):
         make(backend="predictor", predictor=str(tmp_path / "junk.pt"))
+
+
+def test_the_fallback_takes_the_coolest_processor_with_room_when_the_choice_would_overheat():
+    from batsched_py.agents.allocation.cluster import Cluster, guarded
+    cluster = Cluster(busy_jobs(), 4)
+    model = cluster.model                      # racks at 18, 21, 24, 27 C
+    fits = np.array([True, True, True, True])
+    assert guarded(model, fits, 3, 24, limit=200.0) == 3
+    assert guarded(model, fits, 3, 24, limit=60.0) == 0          # 24 cores at 27 C settle above 60 C
+    assert guarded(model, np.array([False, True, True, True]), 3, 24, limit=60.0) == 1
+    assert guarded(model, fits, 9, 1, limit=200.0) == 0          # no such processor: the coolest
