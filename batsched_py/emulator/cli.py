@@ -9,6 +9,7 @@ from ..argtypes import count, non_negative
 from ..interrupts import exit_status, interruption, signals_interrupt
 from .engine import EngineOptions, Exchange
 from .errors import EmulatorError
+from .thermal import ThermalParams
 
 __all__ = ["main", "emulate", "build_parser", "batsim_args_to_kwargs"]
 
@@ -76,6 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "machine for at most this much CPU per message (default %(default)g: always sleep; "
                          "emulator only)")
     ap.add_argument("--progress", action="store_true", help="progress bar on stderr (emulator only)")
+    ap.add_argument("--thermal", type=count, default=0, metavar="CORES",
+                    help="processor power/temperature model on, processors of CORES consecutive hosts: writes "
+                         "PREFIX_thermal.csv every 10 minutes (emulator only; see emulator/thermal.py)")
     return ap
 
 
@@ -102,7 +106,8 @@ def batsim_args_to_kwargs(args: Sequence[str]) -> dict[str, Any]:
                             forward_unknown_events=ns.forward_unknown_events)
     return dict(platform=ns.platform, workloads=ns.workload, output_prefix=ns.export, energy=ns.energy,
                 events=ns.events, mmax=ns.mmax, mmax_workload=ns.mmax_workload, master_host=ns.master_host,
-                progress=ns.progress, options=options, machine_states=not ns.disable_machine_state_tracing)
+                progress=ns.progress, options=options, machine_states=not ns.disable_machine_state_tracing,
+                thermal=ThermalParams(cores=ns.thermal) if ns.thermal else None)
 
 
 def emulate(args: Sequence[str], exchange: Exchange):

@@ -28,7 +28,7 @@ pstate)``; a compute->compute pstate change is immediate.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 from enum import Enum
 import numpy as np
 from procset import ProcSet
@@ -131,6 +131,8 @@ class Machines:
         self._nb_machine_switches = 0
         self._job_start_energy: dict[str, np.longdouble] = {}
         self._reached: set[int] = set()    # switched (switch_reached), switch_done to come
+        # the optional processor power/temperature model (thermal.ThermalModel), told of job starts/ends
+        self.thermal: Any = None
         # Rows of this round's job actors and server, written once the round's woken actors
         # ran (write_held_rows): (t, energy read at a job start, None) or (t, None, hosts of a
         # sleep/wake request)
@@ -467,6 +469,8 @@ class Machines:
             last = self._host_t
             self._early.update([h for h in range(len(last)) if last[h] < t])
             self._job_start_energy[job_id] = self.hosts_energy(t, hosts)
+        if self.thermal is not None:
+            self.thermal.hosts_changed(t, _ranges(hosts), 1)
         jobs, state, since = self._jobs, self._state, self._since
         # _move(idle hosts, COMPUTING, t) inlined: the same additions in the same (host) order.
         idle_time = self._time_in[IDLE]
@@ -533,6 +537,8 @@ class Machines:
         that row after its reads' simcalls, once the switch actors woken in the same round set
         their pstate (their first simcall): ``reaching``, their hosts.
         """
+        if self.thermal is not None:
+            self.thermal.hosts_changed(t, _ranges(hosts), -1)
         jobs, state, since = self._jobs, self._state, self._since
         energy: float | np.longdouble = -1.0
         if self.energy_enabled:

@@ -61,7 +61,7 @@ REJECTED = "REJECTED"
 NULL_TIME_RUNTIME = 1e-5  # what Batsim writes as the runtime of a job that ran in no time
 # every file a run writes at its prefix (Batsim's, and the emulator's marker)
 OUTPUT_SUFFIXES = ("_jobs.csv", "_schedule.csv", "_machine_states.csv", "_consumed_energy.csv",
-                   "_pstate_changes.csv", "_INCOMPLETE")
+                   "_pstate_changes.csv", "_thermal.csv", "_INCOMPLETE")
 
 
 def mark_incomplete(prefix: str, reason: str) -> None:

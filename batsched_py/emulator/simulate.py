@@ -20,6 +20,7 @@ from .events_file import load_events
 from .machines import Machines
 from .outputs import OutputWriters
 from .platform import load_platform
+from .thermal import THERMAL_SUFFIX, ThermalModel, ThermalParams
 from .progress import progress_bar
 from .workload import load_workload, nb_res_of
 
@@ -57,13 +58,16 @@ def run_engine(platform: str | Path, workloads: Sequence[str | Path], exchange: 
                output_prefix: str | Path | None = None, energy: bool = False,
                events: Sequence[str | Path] = (), mmax: int = 0, mmax_workload: bool = False,
                master_host: str = "master_host", progress: bool = False,
-               options: Optional[EngineOptions] = None, machine_states: bool = True) -> SimulationResult:
+               options: Optional[EngineOptions] = None, machine_states: bool = True,
+               thermal: Optional[ThermalParams] = None) -> SimulationResult:
     """Load inputs, run the engine with ``exchange``; outputs are closed (marked incomplete on error).
-    ``machine_states=False`` (Batsim's --disable-machine-state-tracing) writes no PREFIX_machine_states.csv."""
+    ``machine_states=False`` (Batsim's --disable-machine-state-tracing) writes no PREFIX_machine_states.csv;
+    ``thermal`` turns the processor power/temperature model on (PREFIX_thermal.csv, see thermal.py)."""
     with _quiet_gc():
         emulation = Emulation(platform, workloads, output_prefix=output_prefix, energy=energy, events=events,
                               mmax=mmax, mmax_workload=mmax_workload, master_host=master_host,
-                              progress=progress, options=options, machine_states=machine_states)
+                              progress=progress, options=options, machine_states=machine_states,
+                              thermal=thermal)
         with emulation:
             emulation.engine.exchange = exchange
             emulation.engine.run()
@@ -87,7 +91,8 @@ class Emulation:
                  output_prefix: str | Path | None = None, energy: bool = False,
                  events: Sequence[str | Path] = (), mmax: int = 0, mmax_workload: bool = False,
                  master_host: str = "master_host", progress: bool = False,
-                 options: Optional[EngineOptions] = None, machine_states: bool = True):
+                 options: Optional[EngineOptions] = None, machine_states: bool = True,
+                 thermal: Optional[ThermalParams] = None):
         self.started = time.perf_counter()
         options = options or EngineOptions()
         options.energy = energy
@@ -116,6 +121,11 @@ class Emulation:
         self.output_prefix = Path(output_prefix) if output_prefix is not None else None
         self.energy = energy
         self.machines = Machines(plat, self.writers, energy_enabled=energy)
+        self._thermal_file = None
+        if thermal is not None:
+            if output_prefix is not None:
+                self._thermal_file = open(f"{output_prefix}{THERMAL_SUFFIX}", "w", buffering=1 << 16)
+            self.machines.thermal = ThermalModel(thermal, plat.nb_hosts, self._thermal_file)
         update, self._close_bar = progress_bar(progress, sum(len(w.jobs) for w in wls))
         self.engine = Engine(plat, wls, evs, self.machines, self.writers, _no_exchange, options, update)
         self._steps: Optional[Generator[p.Message, p.Message, None]] = None
@@ -163,6 +173,10 @@ class Emulation:
         engine, machines = self.engine, self.machines
         try:
             self._close_bar()
+            if machines.thermal is not None:
+                machines.thermal.close(engine.now)
+                if self._thermal_file is not None:
+                    self._thermal_file.close()
             if self.writers is not None:
                 self.writers.close(engine.now, machines.stats(engine.now), nb_jobs=engine.nb_submitted,
                                    scheduling_time=engine.exchange_time,
@@ -236,14 +250,15 @@ def simulate(platform: str | Path, workloads: Sequence[str | Path], scheduler: A
     """Run ``scheduler`` (a Scheduler, or a callable Message -> Message) in-process.
 
     batsim_options: forward_profiles, dynamic_jobs, ack_dynamic_jobs, profile_reuse,
-    sched_config, forward_unknown_events, mmax_workload, master_host, machine_states.
+    sched_config, forward_unknown_events, mmax_workload, master_host, machine_states,
+    thermal (a thermal.ThermalParams: the processor power/temperature model, off by default).
     """
     if callable(scheduler) and not hasattr(scheduler, "schedule"):
         exchange = scheduler
     else:
         from ..scheduler import Session
         exchange = Session(scheduler).handle
-    extra = {k: batsim_options.pop(k) for k in ("mmax_workload", "master_host", "machine_states")
+    extra = {k: batsim_options.pop(k) for k in ("mmax_workload", "master_host", "machine_states", "thermal")
              if k in batsim_options}
     try:
         options = EngineOptions(**batsim_options)

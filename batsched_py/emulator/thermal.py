@@ -1,0 +1,205 @@
+"""Processor power and temperature (off by default; Batsim has no temperature).
+
+A *processor* is ``cores`` consecutive compute hosts (the project's convention: one Batsim host
+per core, see policies/agent/nodes.py).  Its utilisation ``u`` is the fraction of its hosts
+computing.  Per processor, with temperature ``T`` in degrees C and power ``P`` in W:
+
+    P(u, T) = idle + (busy - idle) * (2u - u^r) + leakage * (T - reference)
+    tau dT/dt = inlet + resistance * P(u, T) - T
+
+Leakage linear in temperature keeps the model linear, so between two events (``u`` constant)
+it has a closed form (:meth:`ThermalParams.steady_state`, :meth:`ThermalParams.time_constant`):
+``T`` relaxes exponentially to ``T_ss = (inlet + R (P(u, ref) - k ref)) / (1 - R k)``
+with time constant ``tau / (1 - R k)``; it is stable only when ``R k < 1`` (checked).
+
+Default values and their sources (a 24-core processor, the thesis' NSCC ASPIRE-1 node of two
+12-core Xeon E5-2690 v3, treated as one package as the thesis does):
+
+- idle 60 W, busy 180 W at ``reference`` 25 C, concave in utilisation with ``r`` = 1.4: the empirical
+  model of Fan, Weber and Barroso, "Power provisioning for a warehouse-sized computer", ISCA 2007
+  (their calibrated r = 1.4; idle ~ 1/3 of peak); typical server sockets draw 50-60 W idle and
+  150-200 W loaded (SPECpower_ssj2008 published results).  Concavity is what makes placement
+  matter: two half-loaded processors draw more than one full and one idle.
+- leakage 0.4 W/K: leakage is close to linear in temperature over the operating range (under
+  1% error), Liu, Dick, Shang and Yang, "Accurate temperature-dependent integrated circuit
+  leakage power estimation is easy", DATE 2007; 0.4 W/K puts leakage at ~ 20 W (~ 10-15% of
+  power) at 75 C, the share reported there for 65-90 nm parts.
+- resistance 0.3 K/W: case-to-ambient thermal resistance of 1U/2U Xeon E5 heat sinks,
+  0.2-0.4 C/W (Intel Xeon E5-2600 v3 Thermal/Mechanical Design Guide, Psi_ca targets).
+- tau 300 s: heat sink time constants are minutes (HotSpot: Skadron et al., "Temperature-aware
+  microarchitecture", ISCA 2003; sink capacitance ~ 1 kJ/K x 0.3 K/W).
+- inlets 18-27 C, evenly spread over 16 racks: the ASHRAE TC 9.9 (2011) recommended inlet
+  envelope; rack ``r`` of ``racks`` holds processors ``[r n / racks, (r+1) n / racks)``.
+
+The model writes ``PREFIX_thermal.csv`` (time s, processor, rack, utilisation 0-1, temperature C,
+power W; one row per processor every ``period`` s of simulated time, from time 0) when the
+emulation is given ``thermal=ThermalParams(...)``; without it nothing changes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from .errors import EmulatorError
+
+__all__ = ["ThermalParams", "ThermalModel", "THERMAL_SUFFIX", "THERMAL_COLUMNS"]
+
+THERMAL_SUFFIX = "_thermal.csv"
+THERMAL_COLUMNS = "time,processor,rack,utilisation,temperature,power"
+
+
+@dataclass(frozen=True)
+class ThermalParams:
+    """Physical parameters (see the module's docstring for the sources); units in the names."""
+
+    cores: int = 24               # hosts (cores) per processor
+    idle: float = 60.0            # W at u = 0 and T = reference
+    busy: float = 180.0           # W at u = 1 and T = reference
+    exponent: float = 1.4         # r of Fan et al.'s 2u - u^r
+    leakage: float = 0.4          # W/K
+    reference: float = 25.0       # C
+    resistance: float = 0.3       # K/W
+    tau: float = 300.0            # s
+    racks: int = 16
+    inlet_min: float = 18.0       # C, coolest rack
+    inlet_max: float = 27.0       # C, warmest rack
+    period: float = 600.0         # s between rows of PREFIX_thermal.csv
+
+    def __post_init__(self):
+        for name in ("cores", "racks"):
+            if not (isinstance(getattr(self, name), int) and getattr(self, name) >= 1):
+                raise EmulatorError(f"thermal model: {name} must be a positive integer, got {getattr(self, name)!r}")
+        for name in ("tau", "period", "resistance"):
+            if not getattr(self, name) > 0:
+                raise EmulatorError(f"thermal model: {name} must be positive, got {getattr(self, name)!r}")
+        if self.resistance * self.leakage >= 1:
+            raise EmulatorError(f"thermal model: resistance x leakage = {self.resistance * self.leakage:g} >= 1 "
+                                "makes temperature run away (thermal runaway); lower either")
+
+    @property
+    def _gain(self) -> float:
+        return 1.0 - self.resistance * self.leakage
+
+    def inlets(self, nb_processors: int) -> np.ndarray:
+        """Inlet temperature (C) of each processor: its rack's."""
+        return self.rack_inlets(nb_processors)[self.racks_of(nb_processors)]
+
+    def rack_inlets(self, nb_processors: int) -> np.ndarray:
+        return np.linspace(self.inlet_min, self.inlet_max, min(self.racks, nb_processors))
+
+    def racks_of(self, nb_processors: int) -> np.ndarray:
+        """Rack index of each processor (contiguous blocks)."""
+        racks = min(self.racks, nb_processors)
+        return np.arange(nb_processors) * racks // nb_processors
+
+    def dynamic(self, utilisation) -> np.ndarray:
+        """Watts above idle at ``utilisation`` (0-1), at the reference temperature."""
+        u = np.asarray(utilisation, dtype=float)
+        return (self.busy - self.idle) * (2 * u - u ** self.exponent)
+
+    def steady_state(self, utilisation, inlet) -> np.ndarray:
+        """Temperature (C) a processor settles at under constant ``utilisation`` and ``inlet``."""
+        drive = self.idle + self.dynamic(utilisation) - self.leakage * self.reference
+        return (np.asarray(inlet, dtype=float) + self.resistance * drive) / self._gain
+
+    def time_constant(self) -> float:
+        """Seconds for a deviation from steady state to shrink by e (leakage slows cooling)."""
+        return self.tau / self._gain
+
+    def power(self, utilisation, temperature) -> np.ndarray:
+        """Watts drawn at ``utilisation`` (0-1) and ``temperature`` (C)."""
+        return (self.idle + self.dynamic(utilisation)
+                + self.leakage * (np.asarray(temperature, dtype=float) - self.reference))
+
+    def relax(self, temperature, utilisation, inlet, dt) -> np.ndarray:
+        """Temperature after ``dt`` s at constant ``utilisation`` from ``temperature`` (closed form)."""
+        target = self.steady_state(utilisation, inlet)
+        return target + (np.asarray(temperature, dtype=float) - target) * np.exp(-np.asarray(dt) / self.time_constant())
+
+    def integrals(self, temperature, utilisation, inlet, dt) -> tuple[np.ndarray, np.ndarray]:
+        """Joules drawn and degree-seconds (C s) spent over ``dt`` s at constant ``utilisation``
+        from ``temperature``: the integrals of P and T along the exponential relaxation."""
+        target = self.steady_state(utilisation, inlet)
+        tc = self.time_constant()
+        excess = (np.asarray(temperature, dtype=float) - target) * tc * -np.expm1(-np.asarray(dt) / tc)
+        return self.power(utilisation, target) * dt + self.leakage * excess, target * dt + excess
+
+
+class ThermalModel:
+    """The processors of ``nb_hosts`` compute hosts, advanced event by event.
+
+    The emulator's Machines calls :meth:`hosts_changed` when jobs start and end; rows every
+    ``params.period`` s go to ``out`` (a text file, or None).  Processors start idle at their
+    idle steady state."""
+
+    def __init__(self, params: ThermalParams, nb_hosts: int, out=None):
+        if nb_hosts % params.cores:
+            raise EmulatorError(f"thermal model: the platform's {nb_hosts} compute hosts are not a whole number "
+                                f"of {params.cores}-core processors")
+        self.params = params
+        n = self.nb_processors = nb_hosts // params.cores
+        self.inlet = params.inlets(n)
+        self.rack = params.racks_of(n)
+        self._jobs = np.zeros(nb_hosts, dtype=np.int64)   # jobs running per host
+        self.busy = np.zeros(n, dtype=np.int64)           # computing hosts per processor
+        self.temperature = params.steady_state(0.0, self.inlet)
+        self.energy = np.zeros(n)                          # J per processor since time 0
+        self.degree_seconds = np.zeros(n)                  # C s per processor since time 0
+        self.now = 0.0
+        self._out = out
+        self._next_row = 0.0
+        if out is not None:
+            out.write(THERMAL_COLUMNS + "\n")
+
+    @property
+    def utilisation(self) -> np.ndarray:
+        return self.busy / self.params.cores
+
+    @property
+    def power(self) -> np.ndarray:
+        """Watts each processor draws now."""
+        return self.params.power(self.utilisation, self.temperature)
+
+    def advance(self, t: float) -> None:
+        """Move to time ``t`` (no utilisation change), writing the rows due on the way."""
+        while self._out is not None and self._next_row <= t:
+            self._step(self._next_row)
+            self._write_rows()
+            self._next_row += self.params.period
+        self._step(t)
+
+    def _step(self, t: float) -> None:
+        dt = t - self.now
+        if dt <= 0:
+            return
+        p, u = self.params, self.utilisation
+        energy, degree_seconds = p.integrals(self.temperature, u, self.inlet, dt)
+        self.energy += energy
+        self.degree_seconds += degree_seconds
+        self.temperature = p.relax(self.temperature, u, self.inlet, dt)
+        self.now = t
+
+    def hosts_changed(self, t: float, intervals, delta: int) -> None:
+        """``delta`` jobs start (+1) or end (-1) at ``t`` on the hosts of ``intervals``
+        ((first, last) pairs)."""
+        self.advance(t)
+        cores = self.params.cores
+        for a, b in intervals:
+            self._jobs[a:b + 1] += delta
+            for proc in range(a // cores, b // cores + 1):
+                self.busy[proc] = np.count_nonzero(self._jobs[proc * cores:(proc + 1) * cores])
+
+    def _write_rows(self) -> None:
+        t = self.now
+        power = self.power
+        u = self.utilisation
+        self._out.write("".join(
+            "%g,%d,%d,%g,%.4f,%.4f\n" % (t, i, self.rack[i], u[i], self.temperature[i], power[i])
+            for i in range(self.nb_processors)))
+
+    def close(self, t: Optional[float]) -> None:
+        """Write the rows due up to ``t`` (the simulation's end)."""
+        if t is not None:
+            self.advance(t)

@@ -1,0 +1,147 @@
+"""``batsched_py/Allocation-v0``: thermal-aware job allocation (Yi's DQN, NTU/NSCC).
+
+Jobs of one processor each (1..``cores`` cores) arrive first come first served; at every decision
+the agent picks the processor of the head job (``J=1``, action ``Discrete(N)``) or of the two head
+jobs (``J=2``, action ``Discrete(N*N)``: first x N + second).  A choice without room, or one the
+model foresees overheating (settling above ``max_temperature`` C), falls back to the coolest
+processor with room.  Observation: ``[u, t, w, c]`` per processor then the head jobs' cores
+(see :func:`~batsched_py.agents.allocation.cluster.observation`).
+
+Reward (the thesis' eq. 3.1, against a baseline run in lockstep on the same arrivals):
+``100 (P_base - P) / P_base + alpha (T_base - T)`` at the next decision, P the processors' total
+power (W) and T their mean temperature (C): percent power saved plus alpha x degrees cooler than
+round robin (``baseline="round_robin"``) or greedy consolidation (``"greedy"``).
+
+This is a model-based environment, not a face over a Batsim scheduler: the job stream is
+replayed by :class:`~batsched_py.agents.allocation.cluster.Cluster` with the emulator's own
+power/temperature model (emulator/thermal.py, ``backend="physics"``, for evaluation) or with the
+tandem LSTM predictor standing in for the machines (``backend="predictor"``, training, as the thesis
+trains offline on a learned model).  The trained agent runs in Batsim as the ``thermal-allocation``
+scheduler, which keeps the same model of its own processors to observe.
+
+Episodes: ``episode_days`` days of the trace from the submission of a random job
+(``reset(options={"start": s})`` picks the start, in s).  ``info`` at the end: mean power (W), mean temperature (C) and mean wait (s) of the agent
+and of the baseline.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from ..agents.allocation.cluster import ALLOCATORS, Cluster, guarded, observation
+from ..agents.allocation.jobs import Jobs, load_jobs
+from ..emulator.thermal import ThermalParams
+from .core import EnvError
+
+BASELINES = ("round_robin", "greedy")
+
+
+class AllocationEnv(gym.Env):
+    metadata = {"render_modes": []}
+
+    def __init__(self, jobs: "str | Path | Jobs", *, nb_processors: int = 1152, cores: int = 24, J: int = 1,
+                 alpha: float = 0.5, baseline: str = "round_robin", backend: str = "physics",
+                 predictor: Optional[str] = None, episode_days: float = 1.0, max_temperature: float = 85.0,
+                 thermal: Optional[dict] = None):
+        if not isinstance(nb_processors, int) or nb_processors < 1:
+            raise EnvError(f"nb_processors: {nb_processors!r} is not a positive integer")
+        if J not in (1, 2):
+            raise EnvError(f"J: {J!r}: the agent places the head job (1) or the two head jobs (2)")
+        if baseline not in BASELINES:
+            raise EnvError(f"baseline {baseline!r}: choose one of {', '.join(BASELINES)}")
+        if backend not in ("physics", "predictor"):
+            raise EnvError(f"backend {backend!r}: choose physics or predictor")
+        if not isinstance(alpha, (int, float)) or alpha < 0:
+            raise EnvError(f"alpha: {alpha!r} is not a non-negative number")
+        if not episode_days > 0:
+            raise EnvError(f"episode_days: {episode_days!r} is not a positive number")
+        self.params = ThermalParams(cores=cores, **(thermal or {}))
+        self.jobs = jobs if isinstance(jobs, Jobs) else load_jobs(jobs, cores)
+        self.n, self.J, self.alpha, self.baseline = nb_processors, J, float(alpha), ALLOCATORS[baseline]
+        self.max_temperature, self.episode = max_temperature, episode_days * 86400
+        self.model_factory = None
+        if backend == "predictor":
+            from ..agents.allocation.predictor import load_predictor
+            if predictor is None:
+                raise EnvError("backend predictor needs predictor: the path of a trained predictor (.pt)")
+            self.model_factory = load_predictor(predictor, self.params)
+        self.observation_space = spaces.Box(0.0, 2.0, (4 * nb_processors + J,), np.float32)   # (see observation)
+        self.action_space = spaces.Discrete(nb_processors ** J)
+        self.agent: Optional[Cluster] = None
+        self.base: Optional[Cluster] = None
+
+    def _cluster(self, jobs: Jobs) -> Cluster:
+        cluster = Cluster(jobs, self.n, self.params)
+        if self.model_factory is not None:
+            cluster.model = self.model_factory(self.n)
+        return cluster
+
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+        super().reset(seed=seed)
+        span = float(self.jobs.submit[-1])
+        start = (options or {}).get("start")
+        if start is None:
+            # a random job's submission (the trace has idle gaps longer than an episode)
+            late = int(np.searchsorted(self.jobs.submit, max(span - self.episode, 0), side="right"))
+            start = float(self.jobs.submit[self.np_random.integers(max(late, 1))])
+        jobs = self.jobs.window(start, self.episode)
+        if not len(jobs):
+            raise EnvError(f"no job is submitted in the {self.episode / 86400:g} days from {start:g} s")
+        self.agent, self.base = self._cluster(jobs), self._cluster(jobs)
+        self.agent.next_head()
+        return self._observe(), {}
+
+    def _observe(self) -> np.ndarray:
+        return observation(self.agent.model, [self.agent.head_cores(k) for k in range(self.J)])
+
+    def decode(self, action: Any) -> list[int]:
+        a = int(action)
+        if not 0 <= a < self.action_space.n:
+            raise EnvError(f"action {action!r} is outside Discrete({self.action_space.n})")
+        return [a] if self.J == 1 else [a // self.n, a % self.n]
+
+    def step(self, action: Any):
+        agent = self.agent
+        for k, processor in enumerate(self.decode(action)):
+            cores = agent.head_cores()
+            fits = agent.fits(cores) if cores else np.zeros(self.n, bool)
+            if k and not fits.any():
+                break            # the second head job waits for the next decision
+            agent.place(guarded(agent.model, fits, processor, cores, self.max_temperature))
+        more = agent.next_head() is not None
+        if more:
+            self.base.run(self.baseline, until=agent.now)
+        else:
+            self.base.run(self.baseline)
+        reward = self.reward()
+        info = {} if more else self.summary()
+        return self._observe(), reward, not more, False, info
+
+    def reward(self) -> float:
+        """Eq. 3.1: % power saved plus alpha x degrees cooler than the baseline, now."""
+        a, b = self.agent, self.base
+        if b.now < a.now:
+            b.model.advance(a.now)
+        base_power = b.total_power()
+        return (100 * (base_power - a.total_power()) / base_power
+                + self.alpha * (b.mean_temperature() - a.mean_temperature()))
+
+    def summary(self) -> dict[str, float]:
+        out = {}
+        end = max(self.agent.now, self.base.now)
+        for name, cluster in (("agent", self.agent), ("baseline", self.base)):
+            cluster.model.advance(end)
+            out.update(cluster_figures(cluster, name))
+        return out
+
+
+def cluster_figures(cluster: Cluster, name: str) -> dict[str, float]:
+    """Mean power (W), mean temperature (C) and mean wait (s) over the cluster's run."""
+    m, t = cluster.model, max(cluster.now, 1e-9)
+    return {f"{name}_power_W": float(m.energy.sum() / t),
+            f"{name}_temperature_C": float(m.degree_seconds.sum() / t / cluster.n),
+            f"{name}_wait_s": float(np.nanmean(cluster.wait)) if np.isfinite(cluster.wait).any() else 0.0}

@@ -1,0 +1,167 @@
+"""Thermal-aware allocation as a scheduler (``thermal-allocation``, ``dqn-allocation``).
+
+First come first served; the head job (or the two head jobs, option ``J`` = 2) is placed on a
+processor (``cores_per_node`` consecutive hosts, default 24) by ``policy``: ``round_robin``,
+``greedy``, ``coolest``, ``online_opt1`` (option ``alpha``), or a DQN saved by
+``batsched_py.agents.allocation.dqn.train`` (.zip; ``dqn-allocation`` takes it as option ``model``).
+Batsim reports no temperature, so the scheduler keeps the emulator's power/temperature model of its
+own processors (emulator/thermal.py, fed its own job starts and ends) and observes it, exactly as
+``Allocation-v0`` does.  A job asking more cores than a processor has is an error.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional
+
+import numpy as np
+
+from ...emulator.errors import EmulatorError
+from ...emulator.thermal import ThermalModel, ThermalParams
+from ...scheduler import DecisionError, Job, register
+from ...scheduler.view import mask_of, procset_of_mask
+from ..base import QueuePolicy
+from ..options import PolicyOptionError, number_option
+from .base import AgentMixin
+
+AGENT_OPTIONS = ("policy", "J", "alpha", "max_temperature")
+
+
+@register("thermal-allocation")
+class ThermalAllocation(AgentMixin, QueuePolicy):
+    description = ("thermal-aware FCFS allocation of one-processor jobs: option 'policy' = round_robin, greedy, "
+                   "coolest, online_opt1 or a saved DQN (.zip); cores_per_node (24), J (1), alpha (0.5), "
+                   "max_temperature (85 C)")
+    OPTIONS = QueuePolicy.OPTIONS | frozenset(AGENT_OPTIONS)
+
+    @classmethod
+    def option_defaults(cls) -> dict[str, Any]:
+        return {**super().option_defaults(), "cores_per_node": 24, "policy": "round_robin", "J": 1,
+                "alpha": 0.5, "max_temperature": 85.0}
+
+    def __init__(self, options: Optional[Mapping[str, Any]] = None):
+        options = {"cores_per_node": 24, **dict(options or {})}
+        agent = {k: options.pop(k) for k in AGENT_OPTIONS if k in options}
+        super().__init__(options)
+        self.options.update(agent)
+        self.cores = self.options["cores_per_node"]
+        self.J = agent.get("J", 1)
+        if self.J not in (1, 2):
+            raise PolicyOptionError(f"option J: {self.J!r}: 1 (the head job) or 2 (the two head jobs)")
+        self.alpha = number_option(agent, "alpha", 0.5)
+        self.max_temperature = number_option(agent, "max_temperature", 85.0, positive=True)
+        if type(self).__name__ == "ThermalAllocation":
+            self.policy = allocation_policy(agent.get("policy", "round_robin"), self.alpha)
+        self.last_used = -1
+
+    def on_simulation_begins(self, event) -> None:
+        super().on_simulation_begins(event)
+        try:
+            self.model = ThermalModel(ThermalParams(cores=self.cores), len(self.platform))
+        except EmulatorError as exc:
+            raise PolicyOptionError(f"{exc} (option cores_per_node)") from None
+        self.n = self.model.nb_processors
+        self.params = self.model.params
+        if hasattr(self.policy, "bind"):
+            self.policy.bind(self)
+
+    # --- the face the allocators see (as a Cluster's) ----------------------------------------
+    @property
+    def free(self) -> np.ndarray:
+        return self.cores - self.model.busy
+
+    def fits(self, cores: int) -> np.ndarray:
+        return self.free >= cores
+
+    def head_cores(self, k: int = 0) -> int:
+        return self.queue[k].res if len(self.queue) > k else 0
+
+    def observe(self) -> np.ndarray:
+        from ...agents.allocation.cluster import observation
+        return observation(self.model, [self.head_cores(k) for k in range(self.J)])
+
+    # --- FCFS with the agent at each placement -----------------------------------------------
+    def on_job_completed(self, job: Job) -> None:
+        super().on_job_completed(job)
+        self.model.hosts_changed(self.now, [tuple(i) for i in job.alloc.intervals()], -1)
+
+    def decide(self) -> None:
+        self.model.advance(self.now)
+        for job in self.released:
+            if job.res > self.cores:
+                raise DecisionError(f"job {job.id} asks for {job.res} cores; a processor has {self.cores} "
+                                    "(thermal-allocation runs a job on one processor)")
+            self.queue.append(job)
+            self.in_queue.add(job.id)
+
+    def decision_due(self) -> bool:
+        return bool(self.queue) and bool(self.fits(self.head_cores()).any())
+
+    decision_due_again = decision_due
+
+    def apply(self, action: Any) -> None:
+        from ...agents.allocation.cluster import guarded
+        a = int(np.asarray(action).reshape(()))
+        if not 0 <= a < self.n ** self.J:
+            raise DecisionError(f"action {action!r} is outside Discrete({self.n ** self.J})")
+        for k, processor in enumerate([a] if self.J == 1 else [a // self.n, a % self.n]):
+            cores = self.head_cores()
+            fits = self.fits(cores) if cores else np.zeros(self.n, bool)
+            if k and not fits.any():
+                break
+            self.place(guarded(self.model, fits, processor, cores, self.max_temperature))
+
+    def place(self, processor: int) -> None:
+        job = self.queue[0]
+        span = ((1 << self.cores) - 1) << (processor * self.cores)
+        free = procset_of_mask(self.available_mask & span)
+        hosts = mask_of(list(free)[:job.res])
+        self.start(job, hosts, index=0)
+        self.model.hosts_changed(self.now, [tuple(i) for i in procset_of_mask(hosts).intervals()], 1)
+        self.last_used = processor
+
+
+@register("dqn-allocation")
+class DQNAllocation(ThermalAllocation):
+    description = ("a trained thermal-aware allocation DQN: option 'model' = its .zip "
+                   "(batsched_py.agents.allocation.dqn.train); cores_per_node, J, max_temperature as in training")
+    OPTIONS = ThermalAllocation.OPTIONS | {"model"}
+
+    @classmethod
+    def option_defaults(cls) -> dict[str, Any]:
+        return {**super().option_defaults(), "model": None}
+
+    def __init__(self, options: Optional[Mapping[str, Any]] = None):
+        options = dict(options or {})
+        model = options.pop("model", None)
+        if not isinstance(model, str):
+            raise PolicyOptionError("dqn-allocation needs option model: the path of a trained DQN (.zip)")
+        super().__init__(options)
+        from ...agents.allocation.dqn import load_dqn
+        self.policy = load_dqn(model)
+
+
+class AllocatorPolicy:
+    """A baseline allocator as the agent's policy: it reads the scheduler, not the observation."""
+
+    def __init__(self, allocate):
+        self.allocate, self.scheduler = allocate, None
+
+    def bind(self, scheduler) -> None:
+        self.scheduler = scheduler
+
+    def __call__(self, obs) -> int:
+        s = self.scheduler
+        p = self.allocate(s, s.head_cores())
+        return p if s.J == 1 else p * s.n + p     # (the second head job: the same choice, or the fallback)
+
+
+def allocation_policy(spec: Any, alpha: float):
+    from ...agents.allocation.cluster import ALLOCATORS, online_opt1
+    names = [*ALLOCATORS, "online_opt1"]
+    if spec == "online_opt1":
+        return AllocatorPolicy(online_opt1(alpha))
+    if spec in ALLOCATORS:
+        return AllocatorPolicy(ALLOCATORS[spec])
+    if isinstance(spec, str) and spec.endswith(".zip"):
+        from ...agents.allocation.dqn import load_dqn
+        return load_dqn(spec)
+    raise PolicyOptionError(f"option policy: {spec!r}: choose {', '.join(names)} or a saved DQN (.zip)")

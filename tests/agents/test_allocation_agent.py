@@ -1,0 +1,105 @@
+"""The thermal-aware allocation agent: predictor training, DQN learning, deployment as a scheduler."""
+import json
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import batsched_py.envs  # noqa: F401
+from batsched_py.agents.allocation.dqn import EPSILON, greedy_action, make_dqn
+from batsched_py.agents.allocation.jobs import Jobs
+from batsched_py.agents.allocation.predictor import KINDS, evaluate, read_predictor, record_telemetry, \
+    save_predictor, train_predictor
+from batsched_py.emulator import simulate
+from batsched_py.emulator.thermal import ThermalParams
+from batsched_py.policies.options import PolicyOptionError
+from batsched_py.scheduler import DecisionError, registry
+
+
+def busy_jobs(n=600, seed=0, days=1.0):
+    rng = np.random.default_rng(seed)
+    return Jobs(np.sort(rng.uniform(0, days * 86400, n)), rng.integers(1, 7, n), rng.uniform(600, 3000, n))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_predictor_training_lowers_the_loss(kind, tmp_path):
+    telemetry = record_telemetry(busy_jobs(300, days=0.5), 4)
+    assert telemetry.shape[1:] == (4, 5) and telemetry[:, :, 0].max() > 0
+    saved, losses = train_predictor(telemetry, kind, l=3, hidden=8, epochs=4, batch=16)
+    assert losses[-1] < 0.5 * losses[0]
+    save_predictor(saved, tmp_path / "p.pt")
+    net, back = read_predictor(tmp_path / "p.pt", 24)
+    table = evaluate(net, back, telemetry, 180.0)
+    assert set(table) == {f"{q}_{m}" for q in ("temperature", "power") for m in ("MAE_C" if q == "temperature"
+                          else "MAE_W", "RMSE_C" if q == "temperature" else "RMSE_W", "accuracy_pct")}
+
+
+def play(env, choose):
+    obs, _ = env.reset(options={"start": 0})
+    total, done = 0.0, False
+    while not done:
+        obs, reward, done, _, _ = env.step(choose(obs))
+        total += reward
+    return total
+
+
+def test_a_short_dqn_run_beats_random():
+    import torch
+    torch.set_num_threads(1)
+    env = gym.make("batsched_py/Allocation-v0", jobs=busy_jobs(), nb_processors=4, episode_days=1)
+    model = make_dqn(env, seed=0)
+    assert model.exploration_schedule(1.0) == EPSILON[0]
+    model.learn(2500)
+    assert model.exploration_rate == pytest.approx(max(EPSILON[2], EPSILON[0] * EPSILON[1] ** 2500), rel=0.01)
+    e = env.unwrapped
+    e.action_space.seed(0)
+    random = play(e, lambda obs: e.action_space.sample())
+    learnt = play(e, lambda obs: greedy_action(model, obs))
+    assert learnt > random + 200, (learnt, random)
+
+
+def workload(path, sizes, every=60):
+    path.write_text(json.dumps({"nb_res": 96, "profiles": {"d": {"type": "delay", "delay": 3000}},
+                                "jobs": [{"id": str(i), "subtime": every * i, "res": r, "profile": "d"}
+                                         for i, r in enumerate(sizes)]}))
+    return path
+
+
+@pytest.fixture
+def platform96(tmp_path):
+    from batsched_py.platforms.generate import plain_cluster, platform_xml
+    path = tmp_path / "p96.xml"
+    path.write_text(platform_xml(plain_cluster(96, 1e9), energy=False))
+    return path
+
+
+def test_the_allocators_run_in_the_emulator_with_its_thermal_model(tmp_path, platform96):
+    jobs = workload(tmp_path / "w.json", [1 + i % 3 for i in range(60)], every=300)   # ~20 of 96 cores busy
+    power = {}
+    for policy in ("round_robin", "greedy", "online_opt1"):
+        result = simulate(platform96, [jobs], registry.create("thermal-allocation", {"policy": policy}),
+                          output_prefix=tmp_path / policy, thermal=ThermalParams())
+        assert all(j.final_state == "COMPLETED_SUCCESSFULLY" for j in result.jobs.values())
+        for j in result.jobs.values():     # every job on one processor
+            assert len({h // 24 for h in j.allocated_resources}) == 1
+        rows = np.genfromtxt(tmp_path / f"{policy}_thermal.csv", delimiter=",", names=True)
+        power[policy] = rows["power"][rows["time"] <= 18000].sum()     # (while every run is busy)
+    assert power["greedy"] < power["round_robin"] and power["online_opt1"] < power["round_robin"], power
+
+
+def test_a_saved_dqn_deploys_by_name_and_bad_models_and_jobs_are_refused(tmp_path, platform96):
+    env = gym.make("batsched_py/Allocation-v0", jobs=busy_jobs(50), nb_processors=4)
+    model = make_dqn(env, seed=0)
+    model.learn(60)
+    model.save(tmp_path / "dqn.zip")
+    jobs = workload(tmp_path / "w.json", [2] * 20)
+    result = simulate(platform96, [jobs], registry.create("dqn-allocation", {"model": str(tmp_path / "dqn.zip")}))
+    assert len(result.jobs) == 20
+    with pytest.raises(PolicyOptionError, match="no such file"):
+        registry.create("dqn-allocation", {"model": str(tmp_path / "missing.zip")})
+    with pytest.raises(Exception, match="trained for observations"):
+        simulate(platform96, [jobs], registry.create("dqn-allocation", {"model": str(tmp_path / "dqn.zip"),
+                                                                        "cores_per_node": 12}))
+    big = workload(tmp_path / "big.json", [30])
+    with pytest.raises(Exception, match="job w0!0 asks for 30 cores; a processor has 24"):
+        simulate(platform96, [big], registry.create("thermal-allocation"))
