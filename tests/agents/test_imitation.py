@@ -1,5 +1,5 @@
-"""Behaviour cloning before PPO (``train --imitate``): the cloned agent acts like its teacher, far
-better than chance, for both environments; a bad teacher is named."""
+"""Behaviour cloning before PPO (``train --imitate``, with a DAgger round): the cloned agent acts like
+its teacher, far better than chance, for both environments; a bad teacher is named."""
 import json
 
 import numpy as np
@@ -34,9 +34,9 @@ def play(kind, policy, day, seed=0):
     return total, actions
 
 
-def cloned(kind, teacher, out, epochs):
+def cloned(kind, teacher, out, epochs, rounds=2):
     config = TrainConfig(kind, PLATFORM, DAYS, out, total_steps=64, actors=1, seed=0, progress=False,
-                         vec_env="dummy", imitate=teacher, imitate_episodes=2, imitate_epochs=epochs,
+                         vec_env="dummy", imitate=teacher, imitate_episodes=2, imitate_epochs=epochs, imitate_rounds=rounds,
                          hyperparameters={"n_steps": 64, "batch_size": 64, "learning_rate": 1e-6})
     return train(config, ["train", kind, "--imitate", teacher])
 
@@ -44,7 +44,9 @@ def cloned(kind, teacher, out, epochs):
 def test_a_cloned_shutdown_agent_acts_like_its_teacher(tmp_path):
     path = cloned("shutdown", "T0", tmp_path, epochs=20)
     record = json.loads((tmp_path / "model.json").read_text())["imitation"]
-    assert record["teacher"] == "T0" and record["episodes"] == 2 and record["steps"] == 2 * 1440
+    # two days played by T0, then one DAgger round: one day played by the clone, labelled by T0
+    assert record["teacher"] == "T0" and record["rounds"] == 2 and record["episodes"] == 3
+    assert record["steps"] == 3 * 1440 and len(record["clone_mean_episode_reward"]) == 1
     assert (tmp_path / "imitation.zip").is_file()         # (the clone before PPO)
     teacher_reward, teacher_actions = play("shutdown", BASELINES["shutdown"]["T0"](), DAYS[0])
     agent_reward, agent_actions = play("shutdown", load_agent(str(path), "shutdown"), DAYS[0])
@@ -70,6 +72,8 @@ def test_a_cloned_scheduling_agent_reads_dict_observations(tmp_path):
 def test_bad_imitation_arguments_are_named(tmp_path):
     with pytest.raises(TrainError, match="--imitate 'T9'.*T0, T1, T5, OR"):
         cloned("shutdown", "T9", tmp_path, epochs=1)
+    with pytest.raises(TrainError, match="imitation rounds: 0"):
+        cloned("shutdown", "T0", tmp_path, epochs=1, rounds=0)
     with pytest.raises(TrainError, match="imitation epochs: 0"):
         cloned("shutdown", "T0", tmp_path, epochs=0)
     with pytest.raises(ImitationError, match="imitation episodes: 0"):
