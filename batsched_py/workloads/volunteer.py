@@ -17,7 +17,7 @@ event type 0 is "unavailable", 1 "available"; times in seconds).  Its nodes map 
 order of first appearance and its times start at the earliest event.
 
 HTC jobs: Poisson submissions (``jobs_per_hour``, weekdays busier, daytime busier), lognormal runtimes
-(median ``median_runtime``, capped at a day), one PC each.  A share ``miscreants`` of them never
+(median ``median_runtime``, capped at 12 h: a job over a day could never end between two 3am reboots), one PC each.  A share ``miscreants`` of them never
 end (a year of work) until their owner kills them ``kill_after`` seconds after submission (job field
 ``kill_at``).  A trace converted by ``swf2json`` works as well (single-PC jobs).
 """
@@ -91,18 +91,23 @@ def generate_logins(clusters: list[Cluster], days: float, *, rate: float = 0.4, 
                 if end - t < 60:
                     continue
                 busy_until[pc] = end
-                logins.append(Login(round(float(t)), first + pc, round(float(end))))
+                logins.append(Login(float(t), first + pc, float(end)))
         first += c.nb_pcs
     logins.sort()
     return logins
 
 
-def write_events(logins: Iterable[Login], path: "str | Path") -> Path:
-    """Batsim ``--events`` file: machine_unavailable at each login, machine_available at its end."""
+def write_events(logins: Iterable[Login], path: "str | Path", seed: int = 0) -> Path:
+    """Batsim ``--events`` file: machine_unavailable at each login, machine_available at its end.
+
+    Each time gets a random fraction of a second: Batsim aborts on an EXECUTE_JOB on a PC that a
+    login took at that very time (the scheduler, answering a request of the same time, had not heard
+    of it yet), and whole-second logins meet whole-second job submissions and traces."""
+    rng = np.random.default_rng(seed)
     events = []
     for lg in logins:
-        events.append((lg.start, 1, lg.host))
-        events.append((lg.end, 0, lg.host))
+        events.append((lg.start + rng.random(), 1, lg.host))
+        events.append((lg.end + rng.random(), 0, lg.host))
     events.sort()
     path = Path(path)
     with path.open("w") as out:
@@ -176,12 +181,12 @@ def generate_jobs(days: float, nb_pcs: int, *, jobs_per_hour: float = 20.0, medi
         lam = jobs_per_hour * (0.5 + HOUR[h % 24]) / 1.5 * (0.5 if weekday >= 5 else 1.0)
         for t in np.sort(h * 3600.0 + rng.random(rng.poisson(lam)) * 3600.0):
             i = len(jobs)
-            job = {"id": str(i), "subtime": round(float(t), 1), "res": 1, "profile": f"p{i}"}
+            job = {"id": str(i), "subtime": float(t), "res": 1, "profile": f"p{i}"}
             if rng.random() < miscreants:
                 runtime = YEAR_OF_WORK
-                job["kill_at"] = round(float(t) + kill_after, 1)
+                job["kill_at"] = float(t) + kill_after
             else:
-                runtime = round(float(min(DAY, max(60.0, rng.lognormal(math.log(median_runtime), 1.0)))), 1)
+                runtime = round(float(min(DAY / 2, max(60.0, rng.lognormal(math.log(median_runtime), 1.0)))), 1)
             jobs.append(job)
             profiles[f"p{i}"] = {"type": "parallel_homogeneous", "cpu": runtime, "com": 0}
     return {"nb_res": nb_pcs, "jobs": jobs, "profiles": profiles}

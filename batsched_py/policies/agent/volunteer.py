@@ -98,6 +98,7 @@ class VolunteerPool(Scheduler):
         self.placed: dict[str, tuple[tuple[int, ...], int]] = {}   # job id -> (state, action)
         self.pending: dict[int, Job] = {}           # waking host -> the job it will run
         self.evicting: set[str] = set()             # killed jobs to resubmit
+        self.unacknowledged: set[str] = set()       # registered copies Batsim has not submitted yet
         self.owner_killed: set[str] = set()
         self.idle_since: dict[int, float] = {}
         self.asked: set[float] = set()
@@ -120,7 +121,7 @@ class VolunteerPool(Scheduler):
             raise PolicyOptionError("the volunteer pool needs a platform from platforms/volunteer.py (host properties "
                                     "cluster, active_w, opens, closes, weekends)") from None
         self.nb_clusters = int(self.cluster_of.max()) + 1
-        self.cluster_masks = [sum(1 << h for h in np.flatnonzero(self.cluster_of == c)) for c in range(self.nb_clusters)]
+        self.cluster_masks = [sum(1 << int(h) for h in np.flatnonzero(self.cluster_of == c)) for c in range(self.nb_clusters)]
         self.least_w = float(self.active_w.min())
         self.idle_since = {h: 0.0 for h in range(len(hosts))}
         policy = getattr(self, "policy", None)
@@ -146,6 +147,7 @@ class VolunteerPool(Scheduler):
         if job.res != 1:
             self.reject(job)
             return
+        self.unacknowledged.discard(job.id)
         self.arrival.setdefault(base_id(job.id), job.subtime)
         self.queue.append(job)
         self.turn[job.id] = self.now
@@ -178,6 +180,7 @@ class VolunteerPool(Scheduler):
         self.copies[key] = k = self.copies.get(key, 0) + 1
         d = job.description
         self.register_job(f"{key}#{k}", 1, job.profile_name, d.walltime, **dict(d.extra))
+        self.unacknowledged.add(f"{key}#{k}")
         self.registered += 1
 
     def evict(self, job: Job, reboot: bool = False) -> None:
@@ -205,14 +208,15 @@ class VolunteerPool(Scheduler):
     def on_resource_state_changed(self, hosts, pstate: int) -> None:
         for h in hosts:
             self.idle_since[h] = self.now
-            job = self.pending.get(h)
-            if job is None:
-                continue
-            if pstate == 1:                 # it fell asleep before our wake-up: wake it again
+            if h in self.pending and pstate == 1:       # it fell asleep before our wake-up: wake it again
                 self.switch_on(h)
-            elif self.platform.free_mask >> h & 1:
-                del self.pending[h]
-                self.execute(job, h)
+
+    def start_woken(self) -> None:
+        """Start the jobs of the PCs that woke for them (in schedule(): a login in the same message
+        as the wake-up comes after it, and takes the PC back first)."""
+        free = self.platform.free_mask
+        for h in [h for h in self.pending if free >> h & 1]:
+            self.execute(self.pending.pop(h), h)
 
     # --- placing ----------------------------------------------------------------------------
     def place(self, job: Job, h: int, state: tuple[int, ...], action: int) -> None:
@@ -245,7 +249,9 @@ class VolunteerPool(Scheduler):
                 self.kill(job)
         for job in [j for j in self.queue if j.extra.get("kill_at", math.inf) <= now]:
             self.queue.remove(job)
+            del self.turn[job.id]
             self.reject(job)
+        self.start_woken()
         self.power()
         self.wake_up_later()
 
@@ -258,12 +264,13 @@ class VolunteerPool(Scheduler):
             self.switch_off(due)
 
     def work_left(self) -> bool:
-        return bool(self.queue or self.jobs.running or self.pending or self.evicting or not self.no_more_static_jobs)
+        return bool(self.queue or self.jobs.running or self.pending or self.evicting
+                    or self.unacknowledged or not self.no_more_static_jobs)
 
     def wake_up_later(self) -> None:
         now, times = self.now, []
         if self.queue:
-            times.append(min(self.turn.values(), default=now + self.cycle))
+            times.append(min(self.turn[j.id] for j in self.queue))
         if self.jobs.running:
             times.append(self.reboot_at)
             times += [j.extra["kill_at"] for j in self.jobs.running.values() if "kill_at" in j.extra]
@@ -293,6 +300,7 @@ class VolunteerScheduler(AgentMixin, VolunteerPool):
             for j in self.queue:            # nothing can take them now: their turn is the next cycle
                 if self.turn[j.id] <= self.now:
                     self.turn[j.id] = self.now + self.cycle
+            self.wake_up_later()
         return due
 
     decision_due_again = decision_due
