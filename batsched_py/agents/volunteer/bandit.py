@@ -9,8 +9,8 @@ no more).
   an untried action is worth 0, and so is leaving the job queued (it earns no reward).
 - Choice (eq. 6): with probability epsilon_t a random open action (full rooms/PCs removed), else the
   best open one (ties go to placing, then at random).  epsilon_t starts at 1 and decays by
-  ``decay`` per decision down to ``epsilon``; a reward that diverges from its action's value by more
-  than ``divergence`` raises epsilon_t by ``boost``.
+  ``decay`` per decision down to ``epsilon``; a reward that moves its action's value by more than
+  ``divergence`` (the rewards diverge from what was learnt) raises epsilon_t by ``boost``.
 - The 3am cut-off rule: a job whose longest evicted run would not end before the 3am reboot waits.
 """
 from __future__ import annotations
@@ -33,7 +33,7 @@ def _share(name: str, value: Any) -> float:
 
 class RewardHistory:
     def __init__(self, epsilon: float = 0.1, sigma: float = 0.5, history: int = 20, decay: float = 0.995,
-                 divergence: float = 1.0, boost: float = 0.05, seed: Optional[int] = 0):
+                 divergence: float = 0.2, boost: float = 0.05, seed: Optional[int] = 0):
         self.epsilon, self.sigma = _share("epsilon", epsilon), _share("sigma", sigma)
         if isinstance(history, bool) or not isinstance(history, int) or history < 1:
             raise ValueError(f"history: {history!r} is not a positive integer")
@@ -62,10 +62,10 @@ class RewardHistory:
     def learn(self, outcomes: Iterable[Outcome]) -> None:
         for o in outcomes:
             key = (tuple(int(x) for x in o.state), int(o.action))
-            r = self.reward(o.completed, o.efficiency)
-            if key in self.rewards and abs(r - self.value(*key)) > self.divergence:
+            before = self.value(*key) if key in self.rewards else None
+            self.rewards.setdefault(key, deque(maxlen=self.history)).append(self.reward(o.completed, o.efficiency))
+            if before is not None and abs(self.value(*key) - before) > self.divergence:
                 self.eps_now = min(1.0, self.eps_now + self.boost)
-            self.rewards.setdefault(key, deque(maxlen=self.history)).append(r)
 
     def act(self, obs: np.ndarray, mask: np.ndarray) -> int:
         queue = len(mask) - 1

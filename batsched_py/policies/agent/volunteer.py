@@ -103,7 +103,7 @@ class VolunteerPool(Scheduler):
         self.idle_since: dict[int, float] = {}
         self.asked: set[float] = set()
         self.outcomes: list[Outcome] = []
-        self.good_j = self.wasted_j = 0.0
+        self.good_j = self.wasted_j = self.miscreant_j = 0.0
         self.overheads: list[float] = []
         self.evictions = self.reboot_evictions = self.invalid_actions = self.registered = 0
         self.reboot_at = next_reboot(0.0)
@@ -111,6 +111,11 @@ class VolunteerPool(Scheduler):
 
     # --- the platform ---------------------------------------------------------------------
     def on_simulation_begins(self, event) -> None:
+        config = self.batsim_config
+        if not (config.get("dynamic-jobs-enabled") and config.get("dynamic-jobs-acknowledged")
+                and config.get("profile-reuse-enabled")):
+            raise PolicyOptionError("the volunteer pool resubmits evicted jobs: run Batsim with --enable-dynamic-jobs "
+                                    "--acknowledge-dynamic-jobs --enable-profile-reuse")
         hosts = list(self.platform)
         try:
             self.cluster_of = np.array([int(r.properties["cluster"]) for r in hosts])
@@ -164,6 +169,8 @@ class VolunteerPool(Scheduler):
             self.overheads.append(job.finish_time - self.arrival[key] - run)
         else:
             self.wasted_j += energy
+            if "kill_at" in job.extra:
+                self.miscreant_j += energy
             self.evicted_run[key] = max(self.evicted_run.get(key, 0.0), run)
         self._outcome(job.id, done, h)
         if job.id in self.evicting:
@@ -360,7 +367,7 @@ class VolunteerScheduler(AgentMixin, VolunteerPool):
     def figures(self) -> dict[str, float]:
         """Good and wasted HTC energy (MWh), mean overhead (min) and counts."""
         return {"good_mwh": self.good_j / 3.6e9, "wasted_mwh": self.wasted_j / 3.6e9,
-                "total_mwh": (self.good_j + self.wasted_j) / 3.6e9,
+                "total_mwh": (self.good_j + self.wasted_j) / 3.6e9, "miscreant_mwh": self.miscreant_j / 3.6e9,
                 "overhead_min": float(np.mean(self.overheads)) / 60 if self.overheads else 0.0,
                 "completed": len(self.overheads), "evictions": self.evictions,
                 "reboot_evictions": self.reboot_evictions, "owner_kills": len(self.owner_killed),
