@@ -16,9 +16,6 @@ from typing import Any, Optional, Protocol, Sequence
 from .. import protocol as p
 
 BACKENDS = ("emulator", "batsim", "docker")
-#: Batsim's command-line flags an environment may need, and the emulator's names for them
-FLAGS = {"--enable-dynamic-jobs": "dynamic_jobs", "--acknowledge-dynamic-jobs": "ack_dynamic_jobs",
-         "--enable-profile-reuse": "profile_reuse"}
 
 
 class Backend(Protocol):
@@ -33,8 +30,8 @@ class EmulatorBackend:
     def __init__(self, platform: Path, workload: Path, *, energy: bool = True,
                  output_prefix: Optional[str] = None, events: Sequence[Path] = (), flags: Sequence[str] = ()):
         from ..emulator import Emulation
-        from ..emulator.engine import EngineOptions
-        options = EngineOptions(**{FLAGS[f]: True for f in flags})
+        from ..emulator.engine import FLAG_OPTIONS, EngineOptions
+        options = EngineOptions(**{FLAG_OPTIONS[f]: True for f in flags})
         self.emulation = Emulation(platform, [workload], energy=energy, output_prefix=output_prefix,
                                    events=events, options=options)
 
@@ -125,7 +122,7 @@ class BatsimBackend:
 def make_backend(name: str, platform: Path, workload: Path, *, energy: bool = True,
                  output_prefix: Optional[str] = None, events: Sequence[Path] = (),
                  flags: Sequence[str] = ()) -> Backend:
-    """``events``: Batsim ``--events`` files; ``flags``: Batsim flags among FLAGS."""
+    """``events``: Batsim ``--events`` files; ``flags``: Batsim flags among emulator.engine.FLAG_OPTIONS."""
     if name == "emulator":
         return EmulatorBackend(platform, workload, energy=energy, output_prefix=output_prefix, events=events,
                                flags=flags)

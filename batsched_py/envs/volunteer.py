@@ -23,8 +23,6 @@ from ..policies.agent.volunteer import LEVELS, MAX_EVICTED_HOURS, VolunteerSched
 from ..emulator.platform import load_platform
 from .core import BatsimEnv, EnvError
 
-FLAGS = ("--enable-dynamic-jobs", "--acknowledge-dynamic-jobs", "--enable-profile-reuse")
-
 
 class VolunteerEnv(BatsimEnv):
     def __init__(self, platform: "str | Path", workloads: "str | Path | Sequence[str | Path]",
@@ -61,7 +59,7 @@ class VolunteerEnv(BatsimEnv):
             raise EnvError(str(exc)) from None
 
     def backend_inputs(self) -> dict[str, Any]:
-        return {"events": [self.events], "flags": FLAGS}
+        return {"events": [self.events], "flags": VolunteerScheduler.batsim_flags}
 
     def truncated(self) -> bool:
         return self.max_time is not None and self.scheduler.now >= self.max_time

@@ -48,6 +48,8 @@ LEVELS = ("computer", "cluster", "cluster-week", "system")
 DAY = 86400.0
 REBOOT_HOUR = 3
 MAX_EVICTED_HOURS = 24
+#: Batsim writes times with 6 decimals: a time asked for arrives up to this much before it
+SLACK = 1e-3
 
 
 class Outcome(NamedTuple):
@@ -70,6 +72,7 @@ def base_id(job_id: str) -> str:
 class VolunteerPool(Scheduler):
     """The pool's mechanics (evictions, resubmission, reboots, sleep, miscreants) beneath the agent."""
 
+    batsim_flags = ("--enable-dynamic-jobs", "--acknowledge-dynamic-jobs", "--enable-profile-reuse")
     OPTIONS = frozenset({"level", "cycle", "idle_open", "idle_closed", "policy", "seed", "epsilon", "sigma",
                          "history"})
 
@@ -242,7 +245,7 @@ class VolunteerPool(Scheduler):
 
     # --- the round ---------------------------------------------------------------------------
     def schedule(self) -> None:
-        now = self.now
+        now = self.now + SLACK
         if now >= self.reboot_at:
             for job in list(self.jobs.running.values()):
                 if not job.kill_requested:
@@ -251,7 +254,6 @@ class VolunteerPool(Scheduler):
         for job in list(self.jobs.running.values()):
             at = job.extra.get("kill_at")
             if at is not None and at <= now and not job.kill_requested:
-                job.kill_requested = True
                 self.owner_killed.add(job.id)
                 self.kill(job)
         for job in [j for j in self.queue if j.extra.get("kill_at", math.inf) <= now]:
@@ -266,7 +268,7 @@ class VolunteerPool(Scheduler):
         pf = self.platform
         idle = pf.free_mask & ~sum(1 << h for h in self.pending)
         due = [h for h in range(idle.bit_length()) if idle >> h & 1
-               and self.now - self.idle_since[h] >= (self.idle_open if self.open_now(h) else self.idle_closed)]
+               and self.now + SLACK - self.idle_since[h] >= (self.idle_open if self.open_now(h) else self.idle_closed)]
         if due:
             self.switch_off(due)
 
@@ -284,7 +286,7 @@ class VolunteerPool(Scheduler):
         idle = self.platform.free_mask
         times += [self.idle_since[h] + (self.idle_open if self.open_now(h) else self.idle_closed)
                   for h in range(idle.bit_length()) if idle >> h & 1]
-        later = [t for t in times if t > now]
+        later = [t for t in times if t > now + SLACK]
         if later and self.work_left():
             t = min(later)
             if t not in self.asked:
@@ -299,13 +301,13 @@ class VolunteerScheduler(AgentMixin, VolunteerPool):
     description = "Forshaw & McGough's decision points: where each HTC job runs on a volunteer pool, or nowhere yet"
 
     def current(self) -> Optional[Job]:
-        return next((j for j in self.queue if self.turn.get(j.id, math.inf) <= self.now), None)
+        return next((j for j in self.queue if self.turn.get(j.id, math.inf) <= self.now + SLACK), None)
 
     def decision_due(self) -> bool:
         due = self.current() is not None and self.takers() != 0
         if not due:
             for j in self.queue:            # nothing can take them now: their turn is the next cycle
-                if self.turn[j.id] <= self.now:
+                if self.turn[j.id] <= self.now + SLACK:
                     self.turn[j.id] = self.now + self.cycle
             self.wake_up_later()
         return due
