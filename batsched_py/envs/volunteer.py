@@ -27,7 +27,7 @@ from .core import BatsimEnv, EnvError
 class VolunteerEnv(BatsimEnv):
     def __init__(self, platform: "str | Path", workloads: "str | Path | Sequence[str | Path]",
                  events: "str | Path", *, level: str = "cluster", sigma: float = 0.5, cycle: float = 300.0,
-                 seed: int = 0, backend: str = "emulator", max_time: Optional[float] = None,
+                 patience: float = 7 * 86400.0, seed: int = 0, backend: str = "emulator", max_time: Optional[float] = None,
                  output_prefix: Optional[str] = None):
         super().__init__(platform, workloads, backend, output_prefix)
         if not Path(events).is_file():
@@ -39,7 +39,7 @@ class VolunteerEnv(BatsimEnv):
         if max_time is not None and (not isinstance(max_time, (int, float)) or not max_time > 0):
             raise EnvError(f"max_time: {max_time!r} is not a positive number")
         self.events, self.level, self.sigma, self.max_time = Path(events), level, sigma, max_time
-        self.scheduler_options = {"level": level, "cycle": cycle, "seed": seed}
+        self.scheduler_options = {"level": level, "cycle": cycle, "patience": patience, "seed": seed}
         self.make_scheduler()             # (checks the options now, with the scheduler's messages)
         hosts = load_platform(self.platform, energy=True).hosts
         try:

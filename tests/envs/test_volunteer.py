@@ -49,9 +49,9 @@ def one_pc(tmp_path, jobs, logins=(), opens=0, closes=24):
     return {"platform": tmp_path / "p.xml", "workloads": tmp_path / "w.json", "events": tmp_path / "e.jsonl"}
 
 
-def play(inputs, level="system"):
+def play(inputs, level="system", **kw):
     """An episode with random placement; the scheduler after it (its jobs, counts, figures)."""
-    env = make(inputs, level=level)
+    env = make(inputs, level=level, **kw)
     figures = run_episode(env, RandomPlacement(0), seed=0)
     return env.scheduler, figures
 
@@ -187,6 +187,13 @@ def test_a_miscreant_runs_until_its_owner_kills_it(tmp_path):
     assert fig["owner_kills"] == 1 and fig["completed"] == 0 and fig["resubmitted"] == 0
     # (from the end of the PC's 30 s wake-up: it slept since 1 h)
     assert fig["miscreant_mwh"] == fig["wasted_mwh"] == pytest.approx((6 * HOUR - 30) * 57 / 3.6e9)
+
+
+def test_a_job_longer_than_a_day_is_given_up_after_the_owners_patience(tmp_path):
+    s, fig = play(one_pc(tmp_path, [(2 * HOUR, 40 * HOUR)]), patience=3 * DAY)
+    assert fig["reboot_evictions"] == 3 and fig["completed"] == 0 and fig["owner_kills"] == 1
+    last = s.jobs["w0!0#3"]
+    assert last.final_state == "COMPLETED_KILLED" and last.finish_time == pytest.approx(2 * HOUR + 3 * DAY)
 
 
 # --- the environment ---------------------------------------------------------------------------

@@ -13,7 +13,9 @@ What the pool does around the agent:
 - every night at 3am the PCs reboot: running HTC jobs are evicted;
 - an idle PC sleeps after ``idle_open`` (1 h) when its room is open, ``idle_closed`` (15 min)
   otherwise; a job placed on a sleeping PC wakes it (the job starts once it is awake);
-- a miscreant job (field ``kill_at``) is killed by its owner at that time, and not resubmitted.
+- a miscreant job (field ``kill_at``) is killed by its owner at that time, and not resubmitted; any
+  other job still there ``patience`` seconds (a week) after its submission is given up too (killed
+  or rejected): a job longer than a day can never end between two reboots.
 
 Decision points (time frozen): a queued job whose turn came (at arrival, then every ``cycle``
 seconds while it stays queued: HTCondor's negotiation cycle) when some PC can take it.  The action
@@ -73,7 +75,7 @@ class VolunteerPool(Scheduler):
     """The pool's mechanics (evictions, resubmission, reboots, sleep, miscreants) beneath the agent."""
 
     batsim_flags = ("--enable-dynamic-jobs", "--acknowledge-dynamic-jobs", "--enable-profile-reuse")
-    OPTIONS = frozenset({"level", "cycle", "idle_open", "idle_closed", "policy", "seed", "epsilon", "sigma",
+    OPTIONS = frozenset({"level", "cycle", "patience", "idle_open", "idle_closed", "policy", "seed", "epsilon", "sigma",
                          "history"})
 
     def __init__(self, options: Optional[Mapping[str, Any]] = None):
@@ -89,6 +91,7 @@ class VolunteerPool(Scheduler):
         self.cycle = number_option(o, "cycle", 300.0, positive=True)
         self.idle_open = number_option(o, "idle_open", 3600.0, positive=True)
         self.idle_closed = number_option(o, "idle_closed", 900.0, positive=True)
+        self.patience = number_option(o, "patience", 7 * DAY, positive=True)
         seed = o.get("seed", 0)
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise PolicyOptionError(f"option seed: {seed!r} is not an integer")
@@ -193,6 +196,10 @@ class VolunteerPool(Scheduler):
         self.unacknowledged.add(f"{key}#{k}")
         self.registered += 1
 
+    def give_up_at(self, job: Job) -> float:
+        """When the job's owner kills it: its ``kill_at``, else ``patience`` after its submission."""
+        return job.extra.get("kill_at", self.arrival.get(base_id(job.id), job.subtime) + self.patience)
+
     def evict(self, job: Job, reboot: bool = False) -> None:
         self.evicting.add(job.id)
         self.kill(job)
@@ -252,11 +259,10 @@ class VolunteerPool(Scheduler):
                     self.evict(job, reboot=True)
             self.reboot_at = next_reboot(now)
         for job in list(self.jobs.running.values()):
-            at = job.extra.get("kill_at")
-            if at is not None and at <= now and not job.kill_requested:
+            if self.give_up_at(job) <= now and not job.kill_requested:
                 self.owner_killed.add(job.id)
                 self.kill(job)
-        for job in [j for j in self.queue if j.extra.get("kill_at", math.inf) <= now]:
+        for job in [j for j in self.queue if self.give_up_at(j) <= now]:
             self.queue.remove(job)
             del self.turn[job.id]
             self.reject(job)
@@ -282,7 +288,7 @@ class VolunteerPool(Scheduler):
             times.append(min(self.turn[j.id] for j in self.queue))
         if self.jobs.running:
             times.append(self.reboot_at)
-            times += [j.extra["kill_at"] for j in self.jobs.running.values() if "kill_at" in j.extra]
+            times += [self.give_up_at(j) for j in self.jobs.running.values()]
         idle = self.platform.free_mask
         times += [self.idle_since[h] + (self.idle_open if self.open_now(h) else self.idle_closed)
                   for h in range(idle.bit_length()) if idle >> h & 1]
