@@ -27,7 +27,8 @@ from .core import BatsimEnv, EnvError
 class VolunteerEnv(BatsimEnv):
     def __init__(self, platform: "str | Path", workloads: "str | Path | Sequence[str | Path]",
                  events: "str | Path", *, level: str = "cluster", sigma: float = 0.5, cycle: float = 300.0,
-                 patience: float = 7 * 86400.0, seed: int = 0, backend: str = "emulator", max_time: Optional[float] = None,
+                 patience: float = 7 * 86400.0, seed: int = 0, backend: str = "emulator",
+                 max_time: Optional[float] = None,
                  output_prefix: Optional[str] = None):
         super().__init__(platform, workloads, backend, output_prefix)
         if not Path(events).is_file():

@@ -41,7 +41,6 @@ from typing import Any, Mapping, NamedTuple, Optional
 import numpy as np
 
 from ...scheduler import HostState, Job, Scheduler, register
-from ...scheduler.view import procset_of_mask
 from ..options import PolicyOptionError, number_option
 from .base import AgentMixin
 from .shutdown import _action_int
