@@ -23,8 +23,10 @@ def run_simulation(platform: Path, workloads: Sequence[Path], scheduler: "str | 
         raise OSError(f"output prefix {export}: cannot create {Path(export).parent} ({exc.strerror or exc})") from None
     if backend == "emulator":
         from .emulator import simulate
+        from .emulator.engine import FLAG_OPTIONS
         simulate(platform, list(workloads), policy, output_prefix=export, energy=energy,
-                 events=list(events), mmax=mmax, progress=progress)
+                 events=list(events), mmax=mmax, progress=progress,
+                 **{FLAG_OPTIONS[f]: True for f in policy.batsim_flags})
         return Path(export)
     from .emulator.outputs import mark_incomplete, remove_previous_outputs
     from .interrupts import interruption
@@ -32,7 +34,8 @@ def run_simulation(platform: Path, workloads: Sequence[Path], scheduler: "str | 
     remove_previous_outputs(export)   # real Batsim leaves an earlier run's files it does not write
     try:
         return Path(launch(backend, policy, Path(platform), list(map(Path, workloads)), export=export,
-                           energy=energy, events=list(events), mmax=mmax, timeout=timeout))
+                           energy=energy, events=list(events), mmax=mmax, timeout=timeout,
+                           extra_args=list(policy.batsim_flags)))
     except KeyboardInterrupt as exc:     # Batsim was stopped: whatever it wrote is partial
         mark_incomplete(export, f"simulation stopped: {interruption(exc)}")
         raise

@@ -77,6 +77,11 @@ PROGRESS_EVERY = 256
 _NEG_INF = float("-inf")
 
 
+#: Batsim flags a scheduler may need (see Scheduler.batsim_flags), and EngineOptions' names for them
+FLAG_OPTIONS = {"--enable-dynamic-jobs": "dynamic_jobs", "--acknowledge-dynamic-jobs": "ack_dynamic_jobs",
+                "--enable-profile-reuse": "profile_reuse"}
+
+
 @dataclass(slots=True)
 class EngineOptions:
     energy: bool = False

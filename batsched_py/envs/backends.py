@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Optional, Protocol
+from typing import Any, Optional, Protocol, Sequence
 
 from .. import protocol as p
 
@@ -28,9 +28,12 @@ class EmulatorBackend:
     """The emulator in this process, one request at a time."""
 
     def __init__(self, platform: Path, workload: Path, *, energy: bool = True,
-                 output_prefix: Optional[str] = None):
+                 output_prefix: Optional[str] = None, events: Sequence[Path] = (), flags: Sequence[str] = ()):
         from ..emulator import Emulation
-        self.emulation = Emulation(platform, [workload], energy=energy, output_prefix=output_prefix)
+        from ..emulator.engine import FLAG_OPTIONS, EngineOptions
+        options = EngineOptions(**{FLAG_OPTIONS[f]: True for f in flags})
+        self.emulation = Emulation(platform, [workload], energy=energy, output_prefix=output_prefix,
+                                   events=events, options=options)
 
     def start(self) -> p.Message:
         return self.emulation.start()
@@ -47,7 +50,8 @@ class BatsimBackend:
     or container, connected to a REP socket on a free loopback port."""
 
     def __init__(self, platform: Path, workload: Path, *, energy: bool = True,
-                 output_prefix: Optional[str] = None, backend: str = "batsim", timeout: float = 60.0):
+                 output_prefix: Optional[str] = None, backend: str = "batsim", timeout: float = 60.0,
+                 events: Sequence[Path] = (), flags: Sequence[str] = ()):
         import zmq
 
         from ..launcher.common import BatsimArgs
@@ -57,7 +61,7 @@ class BatsimBackend:
             self._tmp = tempfile.TemporaryDirectory(prefix="batsched-py-env-")
             output_prefix = os.path.join(self._tmp.name, "out")
         self.args = BatsimArgs(platform=Path(platform), workloads=[Path(workload)], export=output_prefix,
-                               energy=energy)
+                               energy=energy, events=[Path(e) for e in events], extra=list(flags))
         self.socket: Any = zmq.Context.instance().socket(zmq.REP)
         self.socket.setsockopt(zmq.LINGER, 0)
         port: int = self.socket.bind_to_random_port("tcp://127.0.0.1")
@@ -116,9 +120,13 @@ class BatsimBackend:
 
 
 def make_backend(name: str, platform: Path, workload: Path, *, energy: bool = True,
-                 output_prefix: Optional[str] = None) -> Backend:
+                 output_prefix: Optional[str] = None, events: Sequence[Path] = (),
+                 flags: Sequence[str] = ()) -> Backend:
+    """``events``: Batsim ``--events`` files; ``flags``: Batsim flags among emulator.engine.FLAG_OPTIONS."""
     if name == "emulator":
-        return EmulatorBackend(platform, workload, energy=energy, output_prefix=output_prefix)
+        return EmulatorBackend(platform, workload, energy=energy, output_prefix=output_prefix, events=events,
+                               flags=flags)
     if name in ("batsim", "docker"):
-        return BatsimBackend(platform, workload, energy=energy, output_prefix=output_prefix, backend=name)
+        return BatsimBackend(platform, workload, energy=energy, output_prefix=output_prefix, backend=name,
+                             events=events, flags=flags)
     raise ValueError(f"backend {name!r}: choose one of {', '.join(BACKENDS)}")

@@ -102,6 +102,10 @@ class BatsimEnv(gym.Env):
     def episode_info(self) -> dict[str, Any]:
         return {}
 
+    def backend_inputs(self) -> dict[str, Any]:
+        """More inputs of the simulation (make_backend's ``events`` and ``flags``)."""
+        return {}
+
     # --- Gymnasium's contract -----------------------------------------------------------------
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict[str, Any]] = None):
         super().reset(seed=seed)
@@ -119,7 +123,7 @@ class BatsimEnv(gym.Env):
         self.steps = 0
         self.ended = False
         self.backend = make_backend(self.backend_name, self.platform, self.workload, energy=True,
-                                    output_prefix=self.output_prefix)
+                                    output_prefix=self.output_prefix, **self.backend_inputs())
         self._receive(self.backend.start())
         self._run_to_decision()
         return self.observe(), self.info()

@@ -43,6 +43,8 @@ class Scheduler:
 
     #: one line shown by ``batsched-py list-schedulers``
     description = "abstract base class"
+    #: Batsim flags the policy needs (``run`` and ``compare`` pass them; ``serve``'s user gives them)
+    batsim_flags: tuple[str, ...] = ()
 
     def __init__(self, options: Optional[Mapping[str, Any]] = None):
         self.options: dict[str, Any] = dict(options or {})

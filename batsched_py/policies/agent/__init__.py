@@ -7,6 +7,8 @@ from .base import ActionError, AgentMixin
 from .elastic import ElasticAgent, ElasticScheduler
 from .scheduling import SchedulingAgent, SchedulingScheduler
 from .shutdown import ShutdownAgent, ShutdownScheduler
+from .volunteer import VolunteerAgent, VolunteerScheduler
 
 __all__ = ["ActionError", "AgentMixin", "ShutdownScheduler", "ShutdownAgent", "SchedulingScheduler",
-           "SchedulingAgent", "ElasticScheduler", "ElasticAgent", "ThermalAllocation", "DQNAllocation"]
+           "SchedulingAgent", "ElasticScheduler", "ElasticAgent", "ThermalAllocation", "DQNAllocation",
+           "VolunteerScheduler", "VolunteerAgent"]

@@ -1,0 +1,128 @@
+"""The paper's epsilon-greedy reward-history learner (our reading of its eq. 3-8, where the text gives
+no more).
+
+- Reward of a run (eq. 4-5): ``(1 - sigma) + sigma * efficiency`` when it completes, ``-1`` when it
+  is evicted or killed; efficiency is the pool's least active power over the PC's (1 on the most
+  frugal PC), so sigma weighs energy efficiency against completing at all.
+- Value of a state-action (eq. 3, 7-8): the gaussian-weighted average of its last ``history``
+  rewards, the reward of age ``i`` (0 the newest) weighing ``exp(-i^2 / (2 (history/2)^2))``;
+  an untried action is worth 0, and so is leaving the job queued (it earns no reward).
+- Choice (eq. 6): with probability epsilon_t a random open action (full rooms/PCs removed), else the
+  best open one (ties go to placing, then at random).  epsilon_t starts at 1 and decays by
+  ``decay`` per decision down to ``epsilon``; a reward that moves its action's value by more than
+  ``divergence`` (the rewards diverge from what was learnt) raises epsilon_t by ``boost``.
+- The 3am cut-off rule: a job whose longest evicted run would not end before the 3am reboot waits.
+"""
+from __future__ import annotations
+
+from collections import deque
+from typing import Any, Iterable, Optional
+
+import numpy as np
+
+from ...policies.agent.volunteer import Outcome
+
+POLICIES = ("random", "bandit")
+
+
+def _share(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise ValueError(f"{name}: {value!r} is not a number in [0, 1]")
+    return float(value)
+
+
+class RewardHistory:
+    def __init__(self, epsilon: float = 0.1, sigma: float = 0.5, history: int = 20, decay: float = 0.995,
+                 divergence: float = 0.2, boost: float = 0.05, seed: Optional[int] = 0):
+        self.epsilon, self.sigma = _share("epsilon", epsilon), _share("sigma", sigma)
+        if isinstance(history, bool) or not isinstance(history, int) or history < 1:
+            raise ValueError(f"history: {history!r} is not a positive integer")
+        self.decay, self.divergence, self.boost = _share("decay", decay), divergence, _share("boost", boost)
+        self.history = history
+        self.weights = np.exp(-np.arange(history) ** 2 / (2 * (history / 2) ** 2))
+        self.rewards: dict[tuple, deque] = {}
+        self.eps_now = 1.0
+        self.rng = np.random.default_rng(seed)
+        self.scheduler: Any = None
+
+    def bind(self, scheduler) -> None:
+        self.scheduler = scheduler
+
+    def reward(self, completed: bool, efficiency: float) -> float:
+        return (1.0 - self.sigma) + self.sigma * efficiency if completed else -1.0
+
+    def value(self, state: tuple, action: int) -> float:
+        past = self.rewards.get((state, action))
+        if not past:
+            return 0.0
+        r = np.fromiter(reversed(past), float, len(past))     # newest first
+        w = self.weights[:len(r)]
+        return float(w @ r / w.sum())
+
+    def learn(self, outcomes: Iterable[Outcome]) -> None:
+        for o in outcomes:
+            key = (tuple(int(x) for x in o.state), int(o.action))
+            before = self.value(*key) if key in self.rewards else None
+            self.rewards.setdefault(key, deque(maxlen=self.history)).append(self.reward(o.completed, o.efficiency))
+            if before is not None and abs(self.value(*key) - before) > self.divergence:
+                self.eps_now = min(1.0, self.eps_now + self.boost)
+
+    def act(self, obs: np.ndarray, mask: np.ndarray) -> int:
+        queue = len(mask) - 1
+        if obs[2]:
+            return queue
+        self.eps_now = max(self.epsilon, self.eps_now * self.decay)
+        open_ = np.flatnonzero(mask)
+        if self.rng.random() < self.eps_now:
+            return int(self.rng.choice(open_))
+        state = tuple(int(x) for x in obs)
+        values = np.array([self.value(state, int(a)) if a != queue else 0.0 for a in open_])
+        best = open_[np.isclose(values, values.max())]
+        placing = best[best != queue]
+        return int(self.rng.choice(placing if len(placing) else best))
+
+    def __call__(self, obs: np.ndarray) -> int:
+        return self.act(obs, self.scheduler.action_mask())
+
+
+class RandomPlacement:
+    """HTCondor's default: a random open placement, never leaving a job queued (at level ``system``:
+    a random free PC of the pool)."""
+
+    def __init__(self, seed: Optional[int] = 0):
+        self.rng = np.random.default_rng(seed)
+        self.scheduler: Any = None
+
+    def bind(self, scheduler) -> None:
+        self.scheduler = scheduler
+
+    def act(self, obs: np.ndarray, mask: np.ndarray) -> int:
+        placing = np.flatnonzero(mask[:-1])
+        return int(self.rng.choice(placing)) if len(placing) else len(mask) - 1
+
+    def __call__(self, obs: np.ndarray) -> int:
+        return self.act(obs, self.scheduler.action_mask())
+
+
+def make_policy(name: Any, seed: Optional[int] = 0, **params: Any):
+    if name == "random":
+        if params:
+            raise ValueError(f"{sorted(params)}: random placement takes none")
+        return RandomPlacement(seed)
+    if name == "bandit":
+        return RewardHistory(seed=seed, **params)
+    raise ValueError(f"policy: {name!r} is not one of {', '.join(POLICIES)}")
+
+
+def run_episode(env, agent, seed: Optional[int] = None) -> dict[str, Any]:
+    """One episode of ``env`` (VolunteerPool-v0) with ``agent`` (act + optional learn, online); its
+    figures."""
+    obs, info = env.reset(seed=seed)
+    learn = getattr(agent, "learn", None)
+    done = False
+    while not done:
+        obs, _, terminated, truncated, info = env.step(agent.act(obs, info["action_mask"]))
+        if learn is not None:
+            learn(info["outcomes"])
+        done = terminated or truncated
+    return {k: v for k, v in info.items() if k not in ("outcomes", "action_mask")}

@@ -1,0 +1,81 @@
+"""``batsched_py/VolunteerPool-v0``: Forshaw & McGough, "Reduction of wasted energy in a volunteer computing
+system through Reinforcement Learning" -- where each HTC job runs on a pool of PCs whose users take
+them back.
+
+The platform, the HTC workload(s) and the logins (``events``, a Batsim ``--events`` file) come from
+platforms/volunteer.py and workloads/volunteer.py.  One step per job to place: the action and
+observation of :mod:`batsched_py.policies.agent.volunteer` at level ``level``; ``info["action_mask"]``
+says which actions are open (full PCs and rooms removed).  Reward after a step: the rewards of the
+runs that ended since the last step (completed ``(1 - sigma) + sigma * efficiency``, evicted or
+killed -1), and ``info["outcomes"]`` lists them for a learner with its own sigma.  An episode ends
+with the workload (or at ``max_time`` s, truncated); ``info`` then holds the good and wasted
+energy (MWh), the mean overhead (min) and the eviction counts.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+import numpy as np
+from gymnasium import spaces
+
+from ..policies.agent.volunteer import LEVELS, MAX_EVICTED_HOURS, VolunteerScheduler
+from ..emulator.platform import load_platform
+from .core import BatsimEnv, EnvError
+
+
+class VolunteerEnv(BatsimEnv):
+    def __init__(self, platform: "str | Path", workloads: "str | Path | Sequence[str | Path]",
+                 events: "str | Path", *, level: str = "cluster", sigma: float = 0.5, cycle: float = 300.0,
+                 patience: float = 7 * 86400.0, seed: int = 0, backend: str = "emulator",
+                 max_time: Optional[float] = None,
+                 output_prefix: Optional[str] = None):
+        super().__init__(platform, workloads, backend, output_prefix)
+        if not Path(events).is_file():
+            raise EnvError(f"events: {events} is not a file (a Batsim --events file of logins)")
+        if level not in LEVELS:
+            raise EnvError(f"level: {level!r} is not one of {', '.join(LEVELS)}")
+        if isinstance(sigma, bool) or not isinstance(sigma, (int, float)) or not 0 <= sigma <= 1:
+            raise EnvError(f"sigma: {sigma!r} is not a number in [0, 1]")
+        if max_time is not None and (not isinstance(max_time, (int, float)) or not max_time > 0):
+            raise EnvError(f"max_time: {max_time!r} is not a positive number")
+        self.events, self.level, self.sigma, self.max_time = Path(events), level, sigma, max_time
+        self.scheduler_options = {"level": level, "cycle": cycle, "patience": patience, "seed": seed}
+        self.make_scheduler()             # (checks the options now, with the scheduler's messages)
+        hosts = load_platform(self.platform, energy=True).hosts
+        try:
+            nb_clusters = 1 + max(int(h.properties["cluster"]) for h in hosts if "cluster" in h.properties)
+        except ValueError:
+            raise EnvError(f"platform: {self.platform} is not a volunteer pool (no host property cluster): "
+                           "generate one with platforms/volunteer.py") from None
+        n = {"computer": self.nb_hosts + 1, "system": 2}.get(level, nb_clusters + 1)
+        self.action_space = spaces.Discrete(n)
+        self.observation_space = spaces.MultiDiscrete([168 if level == "cluster-week" else 24,
+                                                       MAX_EVICTED_HOURS + 1, 2])
+
+    def make_scheduler(self) -> VolunteerScheduler:
+        try:
+            return VolunteerScheduler(self.scheduler_options)
+        except ValueError as exc:
+            raise EnvError(str(exc)) from None
+
+    def backend_inputs(self) -> dict[str, Any]:
+        return {"events": [self.events], "flags": VolunteerScheduler.batsim_flags}
+
+    def truncated(self) -> bool:
+        return self.max_time is not None and self.scheduler.now >= self.max_time
+
+    def reward(self) -> float:
+        return float(sum((1 - self.sigma) + self.sigma * o.efficiency if o.completed else -1.0
+                         for o in self.scheduler.outcomes))
+
+    def observe(self) -> np.ndarray:
+        return self.scheduler.observe()
+
+    def info(self) -> dict[str, Any]:
+        s = self.scheduler
+        outcomes, s.outcomes = s.outcomes, []
+        return {**super().info(), "action_mask": s.action_mask(), "outcomes": outcomes}
+
+    def episode_info(self) -> dict[str, Any]:
+        return self.scheduler.figures()

@@ -1,0 +1,401 @@
+"""Forshaw & McGough's decisions on a volunteer pool: where each HTC job runs (a computer, a room, or
+nowhere yet), with interactive users taking PCs back.
+
+The pool (platforms/volunteer.py) and its users (workloads/volunteer.py) come as a platform, a
+workload and an ``--events`` file; Batsim runs with ``--enable-dynamic-jobs
+--acknowledge-dynamic-jobs --enable-profile-reuse`` (the environment sets them).
+
+What the pool does around the agent:
+- a login (``machine_unavailable``) on a PC running an HTC job evicts it: the job is killed
+  (KILL_JOB) and, since Batsim 4 never runs a killed job again, a copy is registered (REGISTER_JOB)
+  as ``w0!7#1``, ``w0!7#2``... (batsched's naming): the job goes back to the queue and restarts from
+  scratch;
+- every night at 3am the PCs reboot: running HTC jobs are evicted;
+- an idle PC sleeps after ``idle_open`` (1 h) when its room is open, ``idle_closed`` (15 min)
+  otherwise; a job placed on a sleeping PC wakes it (the job starts once it is awake);
+- a miscreant job (field ``kill_at``) is killed by its owner at that time, and not resubmitted; any
+  other job still there ``patience`` seconds (a week) after its submission is given up too (killed
+  or rejected): a job longer than a day can never end between two reboots.
+
+Decision points (time frozen): a queued job whose turn came (at arrival, then every ``cycle``
+seconds while it stays queued: HTCondor's negotiation cycle) when some PC can take it.  The action
+(``level``): ``computer`` ``Discrete(N + 1)`` (a PC, or N = leave queued); ``cluster`` and
+``cluster-week`` ``Discrete(C + 1)`` (a room: a random PC of it that can take the job, or C = leave
+queued); ``system`` ``Discrete(2)`` (0 = a random PC, 1 = leave queued).  A full choice (a PC in use
+or logged into, a room with none free) places on a random PC instead (``invalid_actions``);
+``action_mask()`` says which choices are open.
+
+Observation (the paper's state): ``[hour, evicted, cut]``: the hour of the job's arrival (of the day;
+of the week at level ``cluster-week``), the longest earlier evicted run of the job in whole hours
+(at most 24), and 1 if that run would not end before the next 3am reboot.
+
+Outcomes: each run ends completed or evicted (login, reboot, owner kill); ``outcomes`` collects
+``(state, action, completed, efficiency)`` for the learner, where efficiency is the least active
+power of the pool over the PC's (1 for the most frugal PC).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, NamedTuple, Optional
+
+import numpy as np
+
+from ...scheduler import HostState, Job, Scheduler, register
+from ..options import PolicyOptionError, number_option
+from .base import AgentMixin
+from .shutdown import _action_int
+
+LEVELS = ("computer", "cluster", "cluster-week", "system")
+DAY = 86400.0
+REBOOT_HOUR = 3
+MAX_EVICTED_HOURS = 24
+#: Batsim writes times with 6 decimals: a time asked for arrives up to this much before it
+SLACK = 1e-3
+
+
+class Outcome(NamedTuple):
+    state: tuple[int, ...]
+    action: int
+    completed: bool
+    efficiency: float
+
+
+def next_reboot(t: float) -> float:
+    """The first 3am strictly after ``t``."""
+    at = math.floor(t / DAY) * DAY + REBOOT_HOUR * 3600.0
+    return at if at > t else at + DAY
+
+
+def base_id(job_id: str) -> str:
+    return job_id.split("#", 1)[0]
+
+
+class VolunteerPool(Scheduler):
+    """The pool's mechanics (evictions, resubmission, reboots, sleep, miscreants) beneath the agent."""
+
+    batsim_flags = ("--enable-dynamic-jobs", "--acknowledge-dynamic-jobs", "--enable-profile-reuse")
+    OPTIONS = frozenset({"level", "cycle", "patience", "idle_open", "idle_closed", "policy", "seed", "epsilon", "sigma",
+                         "history"})
+
+    def __init__(self, options: Optional[Mapping[str, Any]] = None):
+        super().__init__(options)
+        o = self.options
+        unknown = set(o) - self.OPTIONS
+        if unknown:
+            raise PolicyOptionError(f"{type(self).__name__}: unknown option(s) {sorted(unknown)}; "
+                                    f"known: {sorted(self.OPTIONS)}")
+        self.level = o.get("level", "cluster")
+        if self.level not in LEVELS:
+            raise PolicyOptionError(f"option level: {self.level!r} is not one of {', '.join(LEVELS)}")
+        self.cycle = number_option(o, "cycle", 300.0, positive=True)
+        self.idle_open = number_option(o, "idle_open", 3600.0, positive=True)
+        self.idle_closed = number_option(o, "idle_closed", 900.0, positive=True)
+        self.patience = number_option(o, "patience", 7 * DAY, positive=True)
+        seed = o.get("seed", 0)
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise PolicyOptionError(f"option seed: {seed!r} is not an integer")
+        self.rng = np.random.default_rng(seed)
+        self.queue: list[Job] = []
+        self.turn: dict[str, float] = {}            # queued job -> when it is decided again
+        self.arrival: dict[str, float] = {}         # base id -> first submission
+        self.evicted_run: dict[str, float] = {}     # base id -> longest evicted run (s)
+        self.copies: dict[str, int] = {}            # base id -> copies registered
+        self.placed: dict[str, tuple[tuple[int, ...], int]] = {}   # job id -> (state, action)
+        self.pending: dict[int, Job] = {}           # waking host -> the job it will run
+        self.evicting: set[str] = set()             # killed jobs to resubmit
+        self.unacknowledged: set[str] = set()       # registered copies Batsim has not submitted yet
+        self.owner_killed: set[str] = set()
+        self.idle_since: dict[int, float] = {}
+        self.asked: set[float] = set()
+        self.outcomes: list[Outcome] = []
+        self.good_j = self.wasted_j = self.miscreant_j = 0.0
+        self.overheads: list[float] = []
+        self.evictions = self.reboot_evictions = self.invalid_actions = self.registered = 0
+        self.reboot_at = next_reboot(0.0)
+        self.finished_registration = False
+
+    # --- the platform ---------------------------------------------------------------------
+    def on_simulation_begins(self, event) -> None:
+        config = self.batsim_config
+        if not (config.get("dynamic-jobs-enabled") and config.get("dynamic-jobs-acknowledged")
+                and config.get("profile-reuse-enabled")):
+            raise PolicyOptionError("the volunteer pool resubmits evicted jobs: run Batsim with --enable-dynamic-jobs "
+                                    "--acknowledge-dynamic-jobs --enable-profile-reuse")
+        hosts = list(self.platform)
+        try:
+            self.cluster_of = np.array([int(r.properties["cluster"]) for r in hosts])
+            self.active_w = np.array([float(r.properties["active_w"]) for r in hosts])
+            self.hours = [(int(r.properties["opens"]), int(r.properties["closes"]), r.properties["weekends"] == "1")
+                          for r in hosts]
+        except (KeyError, ValueError):
+            raise PolicyOptionError("the volunteer pool needs a platform from platforms/volunteer.py (host properties "
+                                    "cluster, active_w, opens, closes, weekends)") from None
+        self.nb_clusters = int(self.cluster_of.max()) + 1
+        self.cluster_masks = [sum(1 << int(h) for h in np.flatnonzero(self.cluster_of == c)) for c in range(self.nb_clusters)]
+        self.least_w = float(self.active_w.min())
+        self.idle_since = {h: 0.0 for h in range(len(hosts))}
+        policy = getattr(self, "policy", None)
+        if policy is not None and hasattr(policy, "bind"):
+            policy.bind(self)
+
+    @property
+    def n_actions(self) -> int:
+        return {"computer": len(self.platform) + 1, "system": 2}.get(self.level, self.nb_clusters + 1)
+
+    def open_now(self, h: int) -> bool:
+        opens, closes, weekends = self.hours[h]
+        return (weekends or int(self.now // DAY) % 7 < 5) and opens <= (self.now % DAY) / 3600.0 < closes
+
+    def takers(self) -> int:
+        """PCs that can take a job now: idle or asleep, nobody logged in, none waking for a job."""
+        pf = self.platform
+        pending = sum(1 << h for h in self.pending)
+        return (pf.free_mask | (pf.mask_in(HostState.SLEEPING) & ~pf.unavailable_mask)) & ~pending
+
+    # --- jobs -------------------------------------------------------------------------------
+    def on_job_submitted(self, job: Job) -> None:
+        if job.res != 1:
+            self.reject(job)
+            return
+        self.unacknowledged.discard(job.id)
+        self.arrival.setdefault(base_id(job.id), job.subtime)
+        self.queue.append(job)
+        self.turn[job.id] = self.now
+
+    def on_job_completed(self, job: Job) -> None:
+        h = job.alloc[0]
+        self.idle_since[h] = self.now
+        run = job.finish_time - job.start_time
+        energy = run * self.active_w[h]
+        key = base_id(job.id)
+        done = job.final_state == "COMPLETED_SUCCESSFULLY"
+        if done:
+            self.good_j += energy
+            self.overheads.append(job.finish_time - self.arrival[key] - run)
+        else:
+            self.wasted_j += energy
+            if "kill_at" in job.extra:
+                self.miscreant_j += energy
+            self.evicted_run[key] = max(self.evicted_run.get(key, 0.0), run)
+        self._outcome(job.id, done, h)
+        if job.id in self.evicting:
+            self.evicting.discard(job.id)
+            self._resubmit(job)
+
+    def _outcome(self, job_id: str, done: bool, h: int) -> None:
+        placed = self.placed.pop(job_id, None)
+        if placed is not None:
+            self.outcomes.append(Outcome(placed[0], placed[1], done, self.least_w / self.active_w[h]))
+
+    def _resubmit(self, job: Job) -> None:
+        key = base_id(job.id)
+        self.copies[key] = k = self.copies.get(key, 0) + 1
+        d = job.description
+        self.register_job(f"{key}#{k}", 1, job.profile_name, d.walltime, **dict(d.extra))
+        self.unacknowledged.add(f"{key}#{k}")
+        self.registered += 1
+
+    def give_up_at(self, job: Job) -> float:
+        """When the job's owner kills it: its ``kill_at``, else ``patience`` after its submission."""
+        return job.extra.get("kill_at", self.arrival.get(base_id(job.id), job.subtime) + self.patience)
+
+    def evict(self, job: Job, reboot: bool = False) -> None:
+        self.evicting.add(job.id)
+        self.kill(job)
+        self.evictions += 1
+        self.reboot_evictions += reboot
+
+    def on_machine_unavailable(self, hosts) -> None:
+        for h in hosts:
+            job = self.pending.pop(h, None)
+            if job is not None:            # the PC was waking for it: back to the queue's head
+                self._outcome(job.id, False, h)
+                self.queue.insert(0, job)
+                self.turn[job.id] = self.now
+            for job_id in list(self.platform[h].jobs):
+                job = self.jobs[job_id]
+                if not job.kill_requested:
+                    self.evict(job)
+
+    def on_machine_available(self, hosts) -> None:
+        for h in hosts:
+            self.idle_since[h] = self.now
+
+    def on_resource_state_changed(self, hosts, pstate: int) -> None:
+        for h in hosts:
+            self.idle_since[h] = self.now
+            if h in self.pending and pstate == 1:       # it fell asleep before our wake-up: wake it again
+                self.switch_on(h)
+
+    def start_woken(self) -> None:
+        """Start the jobs of the PCs that woke for them (in schedule(): a login in the same message
+        as the wake-up comes after it, and takes the PC back first)."""
+        free = self.platform.free_mask
+        for h in [h for h in self.pending if free >> h & 1]:
+            self.execute(self.pending.pop(h), h)
+
+    # --- placing ----------------------------------------------------------------------------
+    def place(self, job: Job, h: int, state: tuple[int, ...], action: int) -> None:
+        self.queue.remove(job)
+        self.turn.pop(job.id, None)
+        self.placed[job.id] = (state, action)
+        if self.platform.free_mask >> h & 1:
+            self.execute(job, h)
+        else:
+            self.pending[h] = job
+            self.switch_on(h)
+
+    def random_host(self, mask: int) -> int:
+        hosts = [h for h in range(mask.bit_length()) if mask >> h & 1]
+        return int(hosts[self.rng.integers(len(hosts))])
+
+    # --- the round ---------------------------------------------------------------------------
+    def schedule(self) -> None:
+        now = self.now + SLACK
+        if now >= self.reboot_at:
+            for job in list(self.jobs.running.values()):
+                if not job.kill_requested:
+                    self.evict(job, reboot=True)
+            self.reboot_at = next_reboot(now)
+        for job in list(self.jobs.running.values()):
+            if self.give_up_at(job) <= now and not job.kill_requested:
+                self.owner_killed.add(job.id)
+                self.kill(job)
+        for job in [j for j in self.queue if self.give_up_at(j) <= now]:
+            self.queue.remove(job)
+            del self.turn[job.id]
+            self.reject(job)
+        self.start_woken()
+        self.power()
+        self.wake_up_later()
+
+    def power(self) -> None:
+        pf = self.platform
+        idle = pf.free_mask & ~sum(1 << h for h in self.pending)
+        due = [h for h in range(idle.bit_length()) if idle >> h & 1
+               and self.now + SLACK - self.idle_since[h] >= (self.idle_open if self.open_now(h) else self.idle_closed)]
+        if due:
+            self.switch_off(due)
+
+    def work_left(self) -> bool:
+        return bool(self.queue or self.jobs.running or self.pending or self.evicting
+                    or self.unacknowledged or not self.no_more_static_jobs)
+
+    def wake_up_later(self) -> None:
+        now, times = self.now, []
+        if self.queue:
+            times.append(min(self.turn[j.id] for j in self.queue))
+        if self.jobs.running:
+            times.append(self.reboot_at)
+            times += [self.give_up_at(j) for j in self.jobs.running.values()]
+        idle = self.platform.free_mask
+        times += [self.idle_since[h] + (self.idle_open if self.open_now(h) else self.idle_closed)
+                  for h in range(idle.bit_length()) if idle >> h & 1]
+        later = [t for t in times if t > now + SLACK]
+        if later and self.work_left():
+            t = min(later)
+            if t not in self.asked:
+                self.asked.add(t)
+                self.call_me_later(t)
+        if not self.work_left() and not self.finished_registration:
+            self.finished_registration = True
+            self.notify_registration_finished()
+
+
+class VolunteerScheduler(AgentMixin, VolunteerPool):
+    description = "Forshaw & McGough's decision points: where each HTC job runs on a volunteer pool, or nowhere yet"
+
+    def current(self) -> Optional[Job]:
+        return next((j for j in self.queue if self.turn.get(j.id, math.inf) <= self.now + SLACK), None)
+
+    def decision_due(self) -> bool:
+        due = self.current() is not None and self.takers() != 0
+        if not due:
+            for j in self.queue:            # nothing can take them now: their turn is the next cycle
+                if self.turn[j.id] <= self.now + SLACK:
+                    self.turn[j.id] = self.now + self.cycle
+            self.wake_up_later()
+        return due
+
+    decision_due_again = decision_due
+
+    def state(self, job: Job) -> tuple[int, int, int]:
+        key = base_id(job.id)
+        arrival = self.arrival.get(key, job.subtime)
+        hour = int(arrival // 3600) % (168 if self.level == "cluster-week" else 24)
+        evicted = self.evicted_run.get(key, 0.0)
+        cut = int(evicted > 0 and self.now + evicted > next_reboot(self.now))
+        return hour, min(MAX_EVICTED_HOURS, int(evicted // 3600)), cut
+
+    def observe(self) -> np.ndarray:
+        job = self.current()
+        return np.array(self.state(job) if job is not None else (0, 0, 0), np.int64)
+
+    def action_mask(self) -> np.ndarray:
+        """Which actions are open now (the last, leave queued, always is)."""
+        takers = self.takers()
+        n = self.n_actions
+        if self.level == "computer":
+            mask = [bool(takers >> h & 1) for h in range(n - 1)]
+        elif self.level == "system":
+            mask = [takers != 0]
+        else:
+            mask = [bool(takers & m) for m in self.cluster_masks]
+        return np.array(mask + [True])
+
+    def apply(self, action: Any) -> None:
+        job = self.current()
+        a = _action_int(action, self.n_actions - 1)
+        state = self.state(job)
+        if a == self.n_actions - 1:
+            self.turn[job.id] = self.now + self.cycle
+            self.wake_up_later()
+            return
+        takers = self.takers()
+        if self.level == "computer":
+            choice = takers & (1 << a)
+        elif self.level == "system":
+            choice = takers
+        else:
+            choice = takers & self.cluster_masks[a]
+        if not choice:
+            self.invalid_actions += 1
+            choice = takers
+        self.place(job, self.random_host(choice), state, a)
+        self.wake_up_later()
+
+    def policy_action(self) -> Any:
+        learn = getattr(self.policy, "learn", None)
+        if learn is not None and self.outcomes:
+            learn(self.outcomes)
+            self.outcomes = []
+        return super().policy_action()
+
+    def figures(self) -> dict[str, float]:
+        """Good and wasted HTC energy (MWh), mean overhead (min) and counts."""
+        return {"good_mwh": self.good_j / 3.6e9, "wasted_mwh": self.wasted_j / 3.6e9,
+                "total_mwh": (self.good_j + self.wasted_j) / 3.6e9, "miscreant_mwh": self.miscreant_j / 3.6e9,
+                "overhead_min": float(np.mean(self.overheads)) / 60 if self.overheads else 0.0,
+                "completed": len(self.overheads), "evictions": self.evictions,
+                "reboot_evictions": self.reboot_evictions, "owner_kills": len(self.owner_killed),
+                "resubmitted": self.registered, "invalid_actions": self.invalid_actions}
+
+
+@register("volunteer-agent")
+class VolunteerAgent(VolunteerScheduler):
+    description = ("Forshaw & McGough's volunteer pool as a scheduler: option 'policy' random (HTCondor's default) or "
+                   "bandit (the reward-history learner, learning online; options epsilon, sigma, history); 'level' "
+                   "computer|cluster|cluster-week|system")
+
+    def __init__(self, options: Optional[Mapping[str, Any]] = None):
+        super().__init__(options)
+        from ...agents.volunteer import make_policy
+        o = self.options
+        try:
+            self.policy = make_policy(o.get("policy", "random"), seed=o.get("seed", 0),
+                                      **{k: o[k] for k in ("epsilon", "sigma", "history") if k in o})
+        except ValueError as exc:
+            raise PolicyOptionError(f"option {exc}") from None
+
+
+__all__ = ["VolunteerPool", "VolunteerScheduler", "VolunteerAgent", "Outcome", "LEVELS", "next_reboot"]

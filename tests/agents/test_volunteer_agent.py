@@ -1,0 +1,108 @@
+"""Forshaw & McGough's reward-history learner: its value (gaussian-weighted history, untried actions
+worth 0), its choices (full choices removed, the 3am cut-off rule, epsilon raised on divergence), a
+short learning run beating random placement, and the ``volunteer-agent`` scheduler by name."""
+import json
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import batsched_py.envs  # noqa: F401  (registers the environments)
+from batsched_py.agents.volunteer import RandomPlacement, RewardHistory, make_policy, run_episode
+from batsched_py.platforms.volunteer import generate_pool, write_pool_platform
+from batsched_py.policies.agent.volunteer import Outcome, VolunteerAgent
+from batsched_py.policies.options import PolicyOptionError
+from batsched_py.runner import run_simulation
+from batsched_py.scheduler.registry import create
+from batsched_py.workloads.volunteer import generate_jobs, generate_logins, write_events
+
+STATE = (10, 0, 0)
+
+
+@pytest.fixture(scope="module")
+def pool3w(tmp_path_factory):
+    """40 PCs in 4 rooms, three weeks of logins and HTC jobs (some miscreants)."""
+    d = tmp_path_factory.mktemp("pool")
+    pool = generate_pool(40, 4, seed=1)
+    write_pool_platform(pool, d / "pool.xml")
+    write_events(generate_logins(pool, 21, seed=1), d / "events.jsonl", seed=1)
+    (d / "jobs.json").write_text(json.dumps(generate_jobs(21, 40, jobs_per_hour=5, seed=1)))
+    return {"platform": d / "pool.xml", "workloads": d / "jobs.json", "events": d / "events.jsonl"}
+
+
+def test_value_is_a_gaussian_weighted_average_of_the_last_rewards():
+    agent = RewardHistory(history=4, sigma=0.5)
+    assert agent.value(STATE, 1) == 0.0                               # untried
+    agent.learn([Outcome(STATE, 1, True, 1.0), Outcome(STATE, 1, False, 1.0)])
+    w = np.exp(-np.arange(2) ** 2 / (2 * 2.0 ** 2))                    # newest first: -1, then 1
+    assert agent.value(STATE, 1) == pytest.approx((w[0] * -1 + w[1] * 1) / w.sum())
+    agent.learn([Outcome(STATE, 2, True, 0.5)] * 9)
+    assert agent.value(STATE, 2) == pytest.approx(0.5 + 0.5 * 0.5)      # (1 - sigma) + sigma * efficiency
+    assert len(agent.rewards[(STATE, 2)]) == 4                          # limited history
+
+
+def test_greedy_choice_skips_full_choices_and_bad_values():
+    agent = RewardHistory(epsilon=0.0, decay=0.0)
+    agent.learn([Outcome(STATE, 0, False, 1.0), Outcome(STATE, 2, True, 1.0)])
+    mask = np.array([True, True, True, True])
+    assert agent.act(np.array(STATE), mask) == 2
+    assert agent.act(np.array(STATE), np.array([True, True, False, True])) == 1   # untried (0) beats -1
+    assert agent.act(np.array(STATE), np.array([True, False, False, True])) == 3  # only -1 left: stay queued
+
+
+def test_the_cut_off_rule_keeps_the_job_queued():
+    agent = RewardHistory(epsilon=1.0)
+    assert all(agent.act(np.array((3, 20, 1)), np.ones(5, bool)) == 4 for _ in range(20))
+
+
+def test_epsilon_starts_high_decays_and_rises_when_rewards_diverge():
+    agent = RewardHistory(epsilon=0.1, decay=0.5, boost=0.3)
+    for _ in range(10):
+        agent.act(np.array(STATE), np.ones(3, bool))
+    assert agent.eps_now == 0.1
+    agent.learn([Outcome(STATE, 0, True, 1.0)] * 3)
+    agent.learn([Outcome(STATE, 0, False, 1.0)])                      # the value drops by more than 0.2
+    assert agent.eps_now == pytest.approx(0.4)
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(epsilon=1.5), r"epsilon: 1.5 is not a number in \[0, 1\]"),
+    (dict(sigma=-1), r"sigma: -1 is not a number in \[0, 1\]"),
+    (dict(history=0), "history: 0 is not a positive integer"),
+])
+def test_bad_agent_parameters_are_named(kw, message):
+    with pytest.raises(ValueError, match=message):
+        make_policy("bandit", **kw)
+
+
+def test_a_short_learning_run_beats_random_placement(pool3w):
+    def total(level, agent):
+        env = gym.make("batsched_py/VolunteerPool-v0", **pool3w, level=level).unwrapped
+        return run_episode(env, agent, seed=1)
+    random = total("system", RandomPlacement(1))
+    learnt = total("cluster", RewardHistory(epsilon=0.1, seed=1))
+    assert learnt["completed"] == random["completed"] > 400
+    assert learnt["total_mwh"] < 0.85 * random["total_mwh"]
+    assert learnt["wasted_mwh"] < random["wasted_mwh"]
+
+
+def test_the_scheduler_runs_by_name_and_learns_online(pool3w, tmp_path):
+    agent = create("volunteer-agent", {"policy": "bandit", "level": "cluster", "epsilon": 0.1})
+    assert isinstance(agent, VolunteerAgent) and isinstance(agent.policy, RewardHistory)
+    run_simulation(pool3w["platform"], [pool3w["workloads"]], agent, export=str(tmp_path / "run"), energy=True,
+                   events=[pool3w["events"]])
+    rows = (tmp_path / "run_jobs.csv").read_text().splitlines()
+    assert any("#" in r.split(",")[0] for r in rows[1:])             # resubmitted copies (job ids 7#1...) ran
+    assert len(agent.policy.rewards) > 20 and agent.figures()["completed"] > 400
+
+
+def test_the_scheduler_names_bad_options_and_missing_flags(pool3w, tmp_path):
+    with pytest.raises(PolicyOptionError, match="policy: 'greedy' is not one of random, bandit"):
+        VolunteerAgent({"policy": "greedy"})
+    with pytest.raises(PolicyOptionError, match="level: 'rack' is not one of"):
+        VolunteerAgent({"level": "rack"})
+    agent = VolunteerAgent({"policy": "random"})
+    agent.batsim_flags = ()                         # as a Batsim started without them
+    with pytest.raises(PolicyOptionError, match="run Batsim with --enable-dynamic-jobs --acknowledge-dynamic-jobs"):
+        run_simulation(pool3w["platform"], [pool3w["workloads"]], agent, export=str(tmp_path / "o"),
+                       events=[pool3w["events"]])
