@@ -7,6 +7,13 @@ class PolicyOptionError(ValueError):
     """An option a policy cannot use; the message names the option."""
 
 
+def refuse_unknown(options: Mapping[str, Any], known: "frozenset[str]", owner: str) -> None:
+    """One line naming the options ``owner`` does not know, and those it does."""
+    unknown = set(options) - known
+    if unknown:
+        raise PolicyOptionError(f"{owner}: unknown option(s) {sorted(unknown)}; known: {sorted(known)}")
+
+
 def number_option(options: Mapping[str, Any], name: str, default: float, *, positive: bool = False) -> float:
     """Option ``name``: a finite number >= 0 (> 0 if ``positive``), or ``default`` when absent."""
     value = options.get(name, default)

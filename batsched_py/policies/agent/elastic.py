@@ -38,7 +38,7 @@ import numpy as np
 
 from ...scheduler import HostState, Job, Scheduler, register
 from ...scheduler.view import lowest_bits, procset_of_mask
-from ..options import PolicyOptionError, number_option
+from ..options import PolicyOptionError, number_option, refuse_unknown
 from ..power import read_runtimes, require_sleep_states
 from .base import ActionError, AgentMixin
 from .loading import load_policy
@@ -58,10 +58,7 @@ class ElasticPool(Scheduler):
     def __init__(self, options: Optional[Mapping[str, Any]] = None):
         super().__init__(options)
         o = self.options
-        unknown = set(o) - self.OPTIONS
-        if unknown:
-            raise PolicyOptionError(f"{type(self).__name__}: unknown option(s) {sorted(unknown)}; "
-                                    f"known: {sorted(self.OPTIONS)}")
+        refuse_unknown(o, self.OPTIONS, type(self).__name__)
         self.mode = o.get("mode", "scheduling")
         if self.mode not in MODES:
             raise PolicyOptionError(f"option mode: {self.mode!r} is not one of {', '.join(MODES)}")

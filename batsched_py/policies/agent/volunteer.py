@@ -41,7 +41,7 @@ from typing import Any, Mapping, NamedTuple, Optional
 import numpy as np
 
 from ...scheduler import HostState, Job, Scheduler, register
-from ..options import PolicyOptionError, number_option
+from ..options import PolicyOptionError, number_option, refuse_unknown
 from .base import AgentMixin
 from .shutdown import _action_int
 
@@ -80,10 +80,7 @@ class VolunteerPool(Scheduler):
     def __init__(self, options: Optional[Mapping[str, Any]] = None):
         super().__init__(options)
         o = self.options
-        unknown = set(o) - self.OPTIONS
-        if unknown:
-            raise PolicyOptionError(f"{type(self).__name__}: unknown option(s) {sorted(unknown)}; "
-                                    f"known: {sorted(self.OPTIONS)}")
+        refuse_unknown(o, self.OPTIONS, type(self).__name__)
         self.level = o.get("level", "cluster")
         if self.level not in LEVELS:
             raise PolicyOptionError(f"option level: {self.level!r} is not one of {', '.join(LEVELS)}")
