@@ -70,9 +70,10 @@ class AllocationEnv(gym.Env):
                 raise EnvError("backend predictor needs predictor: the path of a trained predictor (.pt)")
             self.model_factory = load_predictor(predictor, self.params)
         self.observation_space = spaces.Box(0.0, 2.0, (4 * nb_processors + J,), np.float32)   # (see observation)
-        self.action_space = spaces.Discrete(nb_processors ** J)
-        self.agent: Optional[Cluster] = None
-        self.base: Optional[Cluster] = None
+        self.nb_actions = nb_processors ** J
+        self.action_space = spaces.Discrete(self.nb_actions)
+        self.agent: Any = None        # (Clusters, made by reset())
+        self.base: Any = None
 
     def _cluster(self, jobs: Jobs) -> Cluster:
         cluster = Cluster(jobs, self.n, self.params)
@@ -100,8 +101,8 @@ class AllocationEnv(gym.Env):
 
     def decode(self, action: Any) -> list[int]:
         a = int(action)
-        if not 0 <= a < self.action_space.n:
-            raise EnvError(f"action {action!r} is outside Discrete({self.action_space.n})")
+        if not 0 <= a < self.nb_actions:
+            raise EnvError(f"action {action!r} is outside Discrete({self.nb_actions})")
         return [a] if self.J == 1 else [a // self.n, a % self.n]
 
     def step(self, action: Any):

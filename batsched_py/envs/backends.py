@@ -31,7 +31,9 @@ class EmulatorBackend:
                  output_prefix: Optional[str] = None, events: Sequence[Path] = (), flags: Sequence[str] = ()):
         from ..emulator import Emulation
         from ..emulator.engine import FLAG_OPTIONS, EngineOptions
-        options = EngineOptions(**{FLAG_OPTIONS[f]: True for f in flags})
+        options = EngineOptions()
+        for flag in flags:
+            setattr(options, FLAG_OPTIONS[flag], True)
         self.emulation = Emulation(platform, [workload], energy=energy, output_prefix=output_prefix,
                                    events=events, options=options)
 

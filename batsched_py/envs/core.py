@@ -82,9 +82,9 @@ class BatsimEnv(gym.Env):
         self.session: Any = None
         self.backend: Optional[Backend] = None
         self.meter: Any = None
-        # the hosts of each multi-core node (set by environments of nodes): its idle cores are not
-        # waste while it computes (see meter.py)
-        self.masks: Optional[list[int]] = None
+        # the hosts of each multi-core node (set by environments of nodes; empty: one core a host):
+        # its idle cores are not waste while it computes (see meter.py)
+        self.masks: list[int] = []
         self.workload: Optional[Path] = None
         self.steps = 0
         self.ended = True
@@ -119,7 +119,7 @@ class BatsimEnv(gym.Env):
         self.scheduler = self.make_scheduler()
         self.scheduler.workload_path = str(self.workload)
         self.session = Session(self.scheduler)
-        self.meter = EnergyMeter(self.scheduler, self.masks)
+        self.meter = EnergyMeter(self.scheduler, self.masks or None)
         self.steps = 0
         self.ended = False
         self.backend = make_backend(self.backend_name, self.platform, self.workload, energy=True,

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Iterable, NamedTuple
+from typing import Any, Iterable, NamedTuple
 
 import numpy as np
 
@@ -175,7 +175,8 @@ def generate_jobs(days: float, nb_pcs: int, *, jobs_per_hour: float = 20.0, medi
     if isinstance(miscreants, bool) or not isinstance(miscreants, (int, float)) or not 0 <= miscreants <= 1:
         raise PoolError(f"miscreants: {miscreants!r} is not a share in [0, 1]")
     rng = np.random.default_rng(seed)
-    jobs, profiles = [], {}
+    jobs: list[dict[str, Any]] = []
+    profiles: dict[str, Any] = {}
     for h in range(int(math.ceil(days * 24))):
         weekday = int(h // 24) % 7
         lam = jobs_per_hour * (0.5 + HOUR[h % 24]) / 1.5 * (0.5 if weekday >= 5 else 1.0)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -35,7 +35,8 @@ class Cluster:
 
     def __init__(self, jobs: Jobs, nb_processors: int, params: ThermalParams = ThermalParams()):
         self.jobs, self.params, self.n = jobs, params, nb_processors
-        self.model = ThermalModel(params, nb_processors * params.cores)
+        # (the physical model, or a learned predictor with the same face: predictor.PredictedModel)
+        self.model: Any = ThermalModel(params, nb_processors * params.cores)
         self.host_free = np.ones(nb_processors * params.cores, dtype=bool)
         self.queue: deque[int] = deque()          # job indices, submission order
         self._next = 0                            # next job to arrive

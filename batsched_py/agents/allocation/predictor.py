@@ -74,7 +74,8 @@ def _torch():
 
 
 def build(kind: str, hidden: int = 32):
-    torch, nn = _torch()
+    import torch
+    from torch import nn
 
     class Tandem(nn.Module):
         def __init__(self):

@@ -199,7 +199,7 @@ def _imitate(config: TrainConfig, env_id: str, model: Any, venv: Any, gamma: flo
         return gym.make(env_id, platform=str(config.platform), workloads=[str(w) for w in config.workloads],
                         **config.env_kwargs)
     say = (lambda line: print(line, file=sys.stderr, flush=True)) if config.progress else None
-    teacher = BASELINES[config.agent][config.imitate]
+    teacher = BASELINES[config.agent][str(config.imitate)]
     t0 = time.time()
     if config.imitate_rounds < 1:
         raise TrainError(f"imitation rounds: {config.imitate_rounds} is not a positive number")

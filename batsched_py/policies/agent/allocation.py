@@ -60,7 +60,7 @@ class ThermalAllocation(AgentMixin, QueuePolicy):
             raise PolicyOptionError(f"{exc} (option cores_per_node)") from None
         self.n = self.model.nb_processors
         self.params = self.model.params
-        if hasattr(self.policy, "bind"):
+        if self.policy is not None and hasattr(self.policy, "bind"):
             self.policy.bind(self)
 
     # --- the face the allocators see (as a Cluster's) ----------------------------------------
@@ -81,6 +81,7 @@ class ThermalAllocation(AgentMixin, QueuePolicy):
     # --- FCFS with the agent at each placement -----------------------------------------------
     def on_job_completed(self, job: Job) -> None:
         super().on_job_completed(job)
+        assert job.alloc is not None
         self.model.hosts_changed(self.now, [tuple(i) for i in job.alloc.intervals()], -1)
 
     def decide(self) -> None:

@@ -160,6 +160,7 @@ class VolunteerPool(Scheduler):
         self.turn[job.id] = self.now
 
     def on_job_completed(self, job: Job) -> None:
+        assert job.alloc is not None and job.start_time is not None and job.finish_time is not None
         h = job.alloc[0]
         self.idle_since[h] = self.now
         run = job.finish_time - job.start_time
@@ -342,6 +343,7 @@ class VolunteerScheduler(AgentMixin, VolunteerPool):
 
     def apply(self, action: Any) -> None:
         job = self.current()
+        assert job is not None          # (asked only while a job waits for its place)
         a = _action_int(action, self.n_actions - 1)
         state = self.state(job)
         if a == self.n_actions - 1:
