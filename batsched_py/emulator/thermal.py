@@ -127,6 +127,19 @@ class ThermalParams:
         return self.power(utilisation, target) * dt + self.leakage * excess, target * dt + excess
 
 
+def add_jobs(jobs: np.ndarray, busy: np.ndarray, intervals, delta: int, cores: int) -> list[tuple[int, int]]:
+    """``delta`` jobs (+1 start, -1 end) on the hosts of ``intervals`` ((first, last) pairs): the
+    jobs per host and the busy cores of each processor touched, updated in place.  Returns each
+    touched processor with how many of its hosts the intervals cover."""
+    touched = []
+    for a, b in intervals:
+        jobs[a:b + 1] += delta
+        for proc in range(a // cores, b // cores + 1):
+            busy[proc] = np.count_nonzero(jobs[proc * cores:(proc + 1) * cores])
+            touched.append((proc, min(b, (proc + 1) * cores - 1) - max(a, proc * cores) + 1))
+    return touched
+
+
 class ThermalModel:
     """The processors of ``nb_hosts`` compute hosts, advanced event by event.
 
@@ -185,11 +198,7 @@ class ThermalModel:
         """``delta`` jobs start (+1) or end (-1) at ``t`` on the hosts of ``intervals``
         ((first, last) pairs)."""
         self.advance(t)
-        cores = self.params.cores
-        for a, b in intervals:
-            self._jobs[a:b + 1] += delta
-            for proc in range(a // cores, b // cores + 1):
-                self.busy[proc] = np.count_nonzero(self._jobs[proc * cores:(proc + 1) * cores])
+        add_jobs(self._jobs, self.busy, intervals, delta, self.params.cores)
 
     def _write_rows(self) -> None:
         t = self.now

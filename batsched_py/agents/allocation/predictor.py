@@ -21,7 +21,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ...emulator.thermal import ThermalParams
+from ...emulator.thermal import ThermalParams, add_jobs
 from .cluster import Cluster, round_robin
 from .jobs import Jobs
 
@@ -244,13 +244,9 @@ class PredictedModel:
 
     def hosts_changed(self, t: float, intervals, delta: int) -> None:
         self.advance(t)
-        cores = self.params.cores
-        for a, b in intervals:
-            self._jobs[a:b + 1] += delta
-            for proc in range(a // cores, b // cores + 1):
-                self.busy[proc] = np.count_nonzero(self._jobs[proc * cores:(proc + 1) * cores])
-                if delta > 0:
-                    self._placed[proc] += min(b, (proc + 1) * cores - 1) - max(a, proc * cores) + 1
+        for proc, hosts in add_jobs(self._jobs, self.busy, intervals, delta, self.params.cores):
+            if delta > 0:
+                self._placed[proc] += hosts
 
 
 def load_predictor(path: "str | Path", params: ThermalParams) -> Callable[[int], PredictedModel]:
