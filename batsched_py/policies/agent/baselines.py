@@ -58,8 +58,9 @@ class Timeout(Bound):
         s = self.scheduler
         states = s.states()
         off = len(s.reserved)
-        if _missing_nodes(s):
-            return max(0, off - _missing_nodes(s))
+        missing = _missing_nodes(s)
+        if missing:
+            return max(0, off - missing)
         idle_long = sum(1 for i, st in enumerate(states) if st is NodeState.IDLE and i not in s.reserved
                         and s.now - s.idle_since.get(i, s.now) >= self.timeout)
         return min(s.nb_nodes, off + idle_long)
@@ -67,17 +68,22 @@ class Timeout(Bound):
 
 def _missing_nodes(s: Any) -> int:
     """Nodes to wake: the hosts that queued jobs able to start now need beyond the idle hosts on."""
-    free_on = sum((m & s.platform.free_mask).bit_count() for i, m in enumerate(s.masks) if i not in s.reserved)
-    return math.ceil(max(0, _startable_hosts(s) - free_on) / s.cores)
+    free_on = _free_hosts_on(s)
+    return math.ceil(max(0, _startable_hosts(s, free_on) - free_on) / s.cores)
 
 
-def _startable_hosts(s: Any) -> int:
+def _free_hosts_on(s: Any) -> int:
+    """Free hosts of the nodes not reserved."""
+    return sum((m & s.platform.free_mask).bit_count() for i, m in enumerate(s.masks) if i not in s.reserved)
+
+
+def _startable_hosts(s: Any, free_on: int) -> int:
     """Hosts of the queued jobs that could start now were every node on: first fit over the queue
-    (in the base policy's order) into the hosts that no job runs on.  A job that must wait for
-    running jobs anyway wakes nothing: its nodes would idle until it starts (Batsim schedulers
-    with a timeout shutdown wake hosts when they allocate a job to them)."""
-    room = sum(m.bit_count() for i, m in enumerate(s.masks) if i in s.reserved) + \
-        sum((m & s.platform.free_mask).bit_count() for i, m in enumerate(s.masks) if i not in s.reserved)
+    (in the base policy's order) into the hosts that no job runs on (``free_on``, the free hosts of
+    the nodes not reserved, and the reserved nodes).  A job that must wait for running jobs anyway
+    wakes nothing: its nodes would idle until it starts (Batsim schedulers with a timeout shutdown
+    wake hosts when they allocate a job to them)."""
+    room = free_on + sum(m.bit_count() for i, m in enumerate(s.masks) if i in s.reserved)
     demand = 0
     for job in s.queue:
         if demand + job.res <= room:
@@ -112,7 +118,7 @@ class OffReservationOracle(Bound):
     def act(self) -> int:
         s = self.scheduler
         now, end = s.now, s.now + self.horizon
-        demand = _startable_hosts(s)
+        demand = _startable_hosts(s, _free_hosts_on(s))
         for job in s.jobs.running.values():
             real = self.runtimes.get(job.id.split("!", 1)[-1])
             if real is None or (job.start_time or now) + real > now:
