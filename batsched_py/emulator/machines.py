@@ -58,6 +58,7 @@ class MachineState(str, Enum):
 _STATES = list(MachineState)
 _S = {s: i for i, s in enumerate(_STATES)}
 SLEEPING, SW_ON, SW_OFF, IDLE, COMPUTING, UNAVAILABLE = range(6)
+_OFF, _ON, _IMMEDIATE = range(3)    # how a host goes to a requested pstate (Machines._switch_plan)
 
 
 def _total(energies: list[float]) -> np.longdouble:
@@ -131,6 +132,9 @@ class Machines:
         self._nb_machine_switches = 0
         self._job_start_energy: dict[str, np.longdouble] = {}
         self._reached: set[int] = set()    # switched (switch_reached), switch_done to come
+        self._set_checks: dict[tuple[int, int, int], str | None] = {}          # see check_set_state
+        self._switch_plans: dict[tuple[int, int, int], tuple[int, float, int]] = {}  # see request_state
+        self._watts_of: dict[tuple[int, int, float], float] = {}                # see _set_load
         # the optional processor power/temperature model (thermal.ThermalModel), told of job starts/ends
         self.thermal: Any = None
         # Rows of this round's job actors and server, written once the round's woken actors
@@ -225,20 +229,31 @@ class Machines:
         err = self.check_hosts(hosts)
         if err:
             return err
+        # The verdict depends on the host, the pstate and the host's state only: each one worked
+        # out once per run (SET_RESOURCE_STATE names the same hosts again and again).
+        checks, state = self._set_checks, self._state
         for h in hosts:
-            host = self.hosts[h]
-            st = self._state[h]
-            if not 0 <= pstate < len(host.pstates):
-                return f"pstate {pstate} does not exist on host {h} ({host.name})"
-            if host.is_virtual_pstate(pstate) and not host.is_sleep_pstate(pstate):
-                return f"pstate {pstate} of host {h} ({host.name}) is a virtual switch pstate"
-            if st in (SW_ON, SW_OFF, UNAVAILABLE):
-                return f"cannot change the state of {self._describe([h])}"
-            if host.is_sleep_pstate(pstate):
-                if st != IDLE:
-                    return f"cannot switch off {self._describe([h])}: it must be idle"
-            elif st == SLEEPING and not host.is_compute_pstate(pstate):
-                return f"host {h} ({host.name}) is sleeping; pstate {pstate} is not a compute one"
+            key = (h, pstate, state[h])
+            if key not in checks:
+                checks[key] = self._check_set_state(h, pstate, state[h])
+            err = checks[key]
+            if err:
+                return err
+        return None
+
+    def _check_set_state(self, h: int, pstate: int, st: int) -> str | None:
+        host = self.hosts[h]
+        if not 0 <= pstate < len(host.pstates):
+            return f"pstate {pstate} does not exist on host {h} ({host.name})"
+        if host.is_virtual_pstate(pstate) and not host.is_sleep_pstate(pstate):
+            return f"pstate {pstate} of host {h} ({host.name}) is a virtual switch pstate"
+        if st in (SW_ON, SW_OFF, UNAVAILABLE):
+            return f"cannot change the state of {self._describe([h])}"
+        if host.is_sleep_pstate(pstate):
+            if st != IDLE:
+                return f"cannot switch off {self._describe([h])}: it must be idle"
+        elif st == SLEEPING and not host.is_compute_pstate(pstate):
+            return f"host {h} ({host.name}) is sleeping; pstate {pstate} is not a compute one"
         return None
 
     def _describe(self, hosts: list[int]) -> str:
@@ -283,7 +298,12 @@ class Machines:
         energy plugin divides it by the host's core count: a 12-core host running one task draws
         epsilon + (all_cores - epsilon) / 12."""
         self._load[h] = load
-        self._watts[h] = power(self.hosts[h].pstates[self._sg_pstate[h]], min(load / self.hosts[h].core_count, 1.0))
+        key = (h, self._sg_pstate[h], load)
+        watts = self._watts_of.get(key)
+        if watts is None:
+            host = self.hosts[h]
+            watts = self._watts_of[key] = power(host.pstates[key[1]], min(load / host.core_count, 1.0))
+        self._watts[h] = watts
 
     def hosts_energy(self, t: float, hosts) -> np.longdouble:
         """Energy (J) of ``hosts`` read at ``t`` (each one updated), summed as Batsim sums a job's
@@ -593,25 +613,22 @@ class Machines:
         self._nb_grouped_switches += 1
         self._nb_machine_switches += len(hosts)
         done: dict[int, float] = {}
-        immediate, off, on = [], [], []
+        immediate: list[int] = []
+        off: list[int] = []
+        on: list[int] = []
+        groups = (off, on, immediate)
+        plans, state, target, current = self._switch_plans, self._state, self._target, self._pstate
         for h in hosts:
-            host = self.hosts[h]
-            if host.is_sleep_pstate(pstate):
-                spec = host.sleep_spec(pstate)
-                off.append(h)
-                done[h] = t + host.switch_off_time(spec)
-                self._target[h] = pstate
-                self._pstate[h] = spec.off_pstate
-            elif self._state[h] == SLEEPING:
-                spec = host.sleep_spec(self._pstate[h])
-                on.append(h)
-                done[h] = t + host.switch_on_time(spec)
-                self._target[h] = pstate
-                self._pstate[h] = spec.on_pstate
-            else:
-                immediate.append(h)
-                done[h] = t
-                self._pstate[h] = pstate
+            key = (h, pstate, current[h] if state[h] == SLEEPING else -1)
+            plan = plans.get(key)
+            if plan is None:
+                plan = plans[key] = self._switch_plan(*key)
+            kind, duration, virtual = plan
+            groups[kind].append(h)
+            done[h] = t + duration
+            if kind != _IMMEDIATE:
+                target[h] = pstate
+            current[h] = virtual
         for group, code, marker in ((off, SW_OFF, SWITCHING_OFF_PSTATE),
                                     (on, SW_ON, SWITCHING_ON_PSTATE)):
             if not group:
@@ -629,6 +646,18 @@ class Machines:
             self._switch_power(t, immediate)
             self._pstate_row(t, immediate, pstate)
         return done
+
+    def _switch_plan(self, h: int, pstate: int, asleep_in: int) -> tuple[int, float, int]:
+        """How host ``h`` goes to ``pstate`` from sleep pstate ``asleep_in`` (-1: awake): (_OFF,
+        _ON or _IMMEDIATE, seconds it takes, the pstate it is in meanwhile), the same all run."""
+        host = self.hosts[h]
+        if host.is_sleep_pstate(pstate):
+            spec = host.sleep_spec(pstate)
+            return _OFF, host.switch_off_time(spec), spec.off_pstate
+        if asleep_in >= 0:
+            spec = host.sleep_spec(asleep_in)
+            return _ON, host.switch_on_time(spec), spec.on_pstate
+        return _IMMEDIATE, 0.0, pstate
 
     def switch_reached(self, t: float, hosts: list[int]) -> None:
         """The switch actors of ``hosts`` finished their 1 flop at ``t``, one after the other: as

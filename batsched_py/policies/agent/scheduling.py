@@ -66,7 +66,10 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
         self.max_running = _int_option(self.options, "max_running", 20)
         self.history = _int_option(self.options, "history", 20)
         self.confidence_jobs = _int_option(self.options, "confidence_jobs", 5)
-        self.snapshots: deque = deque(np.zeros((self.history, 8), np.float32), maxlen=self.history)
+        # The last `history` snapshots, each row written twice (at i and i + history) so that the
+        # window ending at any row is one contiguous slice: no deque to stack at every observation.
+        self._snapshots = np.zeros((2 * self.history, 8), np.float32)
+        self._snapshot_row = 0
         self.user_ratios: dict[Any, deque] = {}
         self.started_last = False
         self.invalid_actions = 0
@@ -117,7 +120,7 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
 
     def apply(self, action: Any) -> None:
         i = _action_int(action, self.max_queue)
-        self.snapshots.append(self.snapshot())
+        self._push_snapshot(self.snapshot())
         self.started_last = False
         if i > 0 and self.fits(i - 1):
             job = self.queue[i - 1]
@@ -143,12 +146,17 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
         # building an array for each job of each observation
         return sum(ratios) / len(ratios) if ratios else 1.0
 
-    def snapshot(self) -> np.ndarray:
+    def snapshot(self) -> list[float]:
         n = float(len(self.platform))
         platform = self.platform
         reserved = (platform.all_mask & ~self.available_mask).bit_count()
-        return np.array([reserved / n, min(1.0, len(self.queue) / self.max_queue), (self.now % self.day) / self.day,
-                         *(platform.mask_in(s).bit_count() / n for s in _STATES)], np.float32)
+        return [reserved / n, min(1.0, len(self.queue) / self.max_queue), (self.now % self.day) / self.day,
+                *(platform.mask_in(s).bit_count() / n for s in _STATES)]
+
+    def _push_snapshot(self, row: list[float]) -> None:
+        i = self._snapshot_row
+        self._snapshots[i] = self._snapshots[i + self.history] = row
+        self._snapshot_row = (i + 1) % self.history
 
     def observe(self) -> dict[str, np.ndarray]:
         n = float(len(self.platform))
@@ -163,7 +171,10 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
             left = max(0.0, wall - elapsed)
             estimated = max(0.0, self.confidence(job) * wall - elapsed)
             running[r] = (job.res / n, min(1.0, left / self.day), min(1.0, estimated / self.day))
-        snapshots = np.stack([*list(self.snapshots)[1:], self.snapshot()])
+        snapshots = np.empty((self.history, 8), np.float32)
+        i = self._snapshot_row
+        snapshots[:-1] = self._snapshots[i + 1:i + self.history]
+        snapshots[-1] = self.snapshot()
         return {"queue": queue, "running": running, "snapshots": snapshots}
 
 
