@@ -653,9 +653,11 @@ class Machines:
         host = self.hosts[h]
         if host.is_sleep_pstate(pstate):
             spec = host.sleep_spec(pstate)
+            assert spec is not None      # (is_sleep_pstate: it has one)
             return _OFF, host.switch_off_time(spec), spec.off_pstate
         if asleep_in >= 0:
             spec = host.sleep_spec(asleep_in)
+            assert spec is not None      # (a sleeping host is in one of its sleep pstates)
             return _ON, host.switch_on_time(spec), spec.on_pstate
         return _IMMEDIATE, 0.0, pstate
 
