@@ -186,28 +186,32 @@ class ShutdownScheduler(AgentMixin, SAF):
     # --- what the agent sees ------------------------------------------------------------
     def features(self) -> np.ndarray:
         g = float(self.nb_nodes)
-        counts = np.bincount([int(s) for s in self.states()], minlength=5)[:5] / g
+        counts = [0, 0, 0, 0, 0]
+        for state in self.states():
+            counts[state] += 1
         queue = self.queue
         promised = 0.0
         if queue:
             begin = self.profile.placed.get(queue[0].id)
             promised = 1.0 if begin is None else min(1.0, max(0.0, (seconds(begin) - self.now) / self.day))
-        jobs = np.zeros((self.k, 4), np.float64)
+        # (one list of Python floats, made float32 once: the same values as float64 arrays cast)
+        row = [c / g for c in counts]
+        row += (len(self.reserved) / g, min(1.0, len(queue) / self.max_queue), promised)
         if queue:
             users: dict[Any, int] = {}
             for job in (*queue, *self.jobs.running.values()):
                 u = job.extra.get("user")
                 users[u] = users.get(u, 0) + 1
             n = len(self.platform)
-            for r, job in enumerate(queue[:self.k]):
+            for job in queue[:self.k]:
                 wall = job.walltime or 0.0
                 wait = self.now - job.subtime
-                jobs[r] = (job.res / n, min(1.0, wall / self.day),
-                           min(1.0, wait / wall) if wall > 0 else 1.0,
-                           min(1.0, users.get(job.extra.get("user"), 0) / self.max_user_jobs))
-        return np.concatenate([counts, [len(self.reserved) / g, min(1.0, len(queue) / self.max_queue), promised],
-                               jobs.ravel(),
-                               [(self.now % self.day) / self.day]]).astype(np.float32)
+                row += (job.res / n, min(1.0, wall / self.day),
+                        min(1.0, wait / wall) if wall > 0 else 1.0,
+                        min(1.0, users.get(job.extra.get("user"), 0) / self.max_user_jobs))
+        row += [0.0] * (self.nb_features - 1 - len(row))
+        row.append((self.now % self.day) / self.day)
+        return np.array(row, np.float32)
 
     def observe(self) -> np.ndarray:
         """The window: the features of the last ``history - 1`` decisions, then the present ones."""
