@@ -34,12 +34,14 @@ ROOT = Path(__file__).resolve().parents[1]
 PLATFORM = ROOT / "platforms" / "taurus_deepshutdown.xml"
 
 
-def episodes(name: str, workloads: list[Path], n: int, backend: str, agent: str) -> tuple[int, float]:
+def episodes(name: str, workloads: list[Path], n: int, backend: str, agent: str) -> tuple[int, float, float]:
+    """Steps, wall seconds and this process's CPU seconds of ``n`` episodes (CPU time does not
+    count what other processes on a busy machine take; the batsim backend's peer runs apart)."""
     env = gym.make(f"batsched_py/{name}-v0", platform=str(PLATFORM), workloads=workloads, backend=backend).unwrapped
     rng = np.random.default_rng(0)
-    steps, elapsed = 0, 0.0
+    steps, elapsed, cpu = 0, 0.0, 0.0
     for ep in range(n):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         obs, _ = env.reset(seed=ep)
         policy = None
         if agent == "T5":
@@ -57,8 +59,9 @@ def episodes(name: str, workloads: list[Path], n: int, backend: str, agent: str)
             steps += 1
             done = term or trunc
         elapsed += time.perf_counter() - t0
+        cpu += time.process_time() - c0
     env.close()
-    return steps, elapsed
+    return steps, elapsed, cpu
 
 
 def main() -> int:
@@ -76,15 +79,18 @@ def main() -> int:
         os.environ["BATSCHED_PY_BATSIM"] = f"'{shutil.which('batsched-py') or 'batsched-py'}' emulate"
     print(f"workloads: {len(workloads)} days from {args.workloads}; platform {PLATFORM.name}")
     print(f"subprocess backend: {'real Batsim: ' + real if real else 'batsched-py emulate standing in for batsim'}")
-    print(f"{'environment':<15} {'actions':<10} {'backend':<10} {'steps':>7} {'time (s)':>9} {'steps/s':>9}")
+    print(f"{'environment':<15} {'actions':<10} {'backend':<10} {'steps':>7} {'time (s)':>9} {'steps/s':>9} "
+          f"{'CPU (s)':>8} {'steps/CPU-s':>12}")
     rows = {}
     for name, agents in (("Shutdown", ("random", "T5")), ("Scheduling", ("random", "masked"))):
         for agent in agents:
             for backend, n in (("emulator", args.episodes), ("batsim", args.subprocess_episodes)):
-                steps, t = episodes(name, workloads, n, backend, agent)
+                steps, t, cpu = episodes(name, workloads, n, backend, agent)
                 rows[name, agent, backend] = steps / t
-                print(f"{name:<15} {agent:<10} {backend:<10} {steps:>7} {t:>9.2f} {steps / t:>9.0f}")
-    print("ratios, emulator / subprocess backend (steps/s over steps/s, same episodes' seeds):")
+                print(f"{name:<15} {agent:<10} {backend:<10} {steps:>7} {t:>9.2f} {steps / t:>9.0f} "
+                      f"{cpu:>8.2f} {steps / cpu:>12.0f}")
+    print("(steps/CPU-s: this process only; for the batsim backend the peer's CPU is not in it)")
+    print("ratios, emulator / subprocess backend (steps/s over steps/s, wall clock, same episodes' seeds):")
     for name, agent, backend in rows:
         if backend == "emulator":
             print(f"  {name:<12} {agent:<8} {rows[name, agent, 'emulator'] / rows[name, agent, 'batsim']:.1f}x")
