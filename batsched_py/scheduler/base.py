@@ -159,17 +159,18 @@ class Scheduler:
         if self.platform.unknown_hosts(hosts):
             raise DecisionError(f"{where}: hosts {self.platform.unknown_hosts(hosts)} do not exist")
         platform = self.platform
-        mask = mask_of(hosts)
-        busy = platform.busy_mask & mask
+        busy = platform.busy_mask & mask_of(hosts)
+        if busy:
+            h = (busy & -busy).bit_length() - 1
+            raise DecisionError(f"{where}: host {h} is computing job(s) {sorted(platform[h].jobs)}")
+        resources = platform.resources
         for h in hosts:
-            r = platform[h]
-            if busy >> h & 1:
-                raise DecisionError(f"{where}: host {h} is computing job(s) {sorted(r.jobs)}")
+            r = resources[h]
             if r.target_pstate is not None:
                 raise DecisionError(f"{where}: host {h} is still switching to pstate {r.target_pstate}")
-            if r.power is not None:
-                if not 0 <= pstate < len(r.power.pstates) or pstate in r.power.virtual_pstates:
-                    raise DecisionError(f"{where}: host {h} has no pstate {pstate} a scheduler may ask for")
+            power = r.power
+            if power is not None and (not 0 <= pstate < len(power.pstates) or pstate in power.virtual_pstates):
+                raise DecisionError(f"{where}: host {h} has no pstate {pstate} a scheduler may ask for")
         self.platform.request_pstate(hosts, pstate)
         self._send(p.SetResourceState(self._decision_time, hosts, str(pstate)))
 
