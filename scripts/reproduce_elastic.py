@@ -208,14 +208,18 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--skip-ff", action="store_true", help="leave out the feed-forward variant")
     ap.add_argument("--window", choices=("sparsest", "busy"), default="sparsest",
-                    help="sparsest: the 9,500-job windows with the longest spans (test; training: before it); "
+                    help="sparsest: the --jobs windows with the longest spans (test; training: before it); "
                          "busy: cleaned jobs 152,000 and 176,000 on")
     args = ap.parse_args()
     if not (args.shared / TRACE).is_file():
         print(f"reproduce_elastic: {args.shared / TRACE} not found (give --shared)", file=sys.stderr)
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
-    paths = windows(args.shared, args.out, args.jobs, args.window)
+    try:
+        paths = windows(args.shared, args.out, args.jobs, args.window)
+    except ValueError as exc:
+        print(f"reproduce_elastic: {args.shared / TRACE}: {exc}", file=sys.stderr)
+        return 2
     VOS[:] = busiest_vos([paths["train"]], "group", 4)
     print(f"VOs (SWF groups) of the classes: {VOS}")
     results: dict[str, dict] = {}
