@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import heapq
 import json
 import math
 import sys
@@ -148,6 +149,39 @@ def train(kind: str, mode: str, paths: dict[str, Path], episodes: int, seed: int
     return agent
 
 
+def order_bound(workload: Path, cores: int = 81, interactive: float = 900.0, skip: int = 500) -> dict[str, float]:
+    """What job order alone can give on a fixed pool: ``cores`` cores serving the window's single-core
+    jobs first-come first-served, and shortest first with known runtimes (no classes, no
+    estimates); interactive mean W = exec / (exec + wait), the first and last ``skip`` jobs left out.
+    A check outside the environment: its FCFS should give the environment's FCFS figures."""
+    data = json.loads(workload.read_text())
+    jobs = sorted(((float(j["subtime"]), float(data["profiles"][j["profile"]]["delay"]), i)
+                   for i, j in enumerate(data["jobs"])))
+    out = {}
+    for order in ("FCFS", "shortest first"):
+        free = [0.0] * cores                  # when each core frees (a heap)
+        queue: list = []                      # (key, submit, runtime, index)
+        waits: dict[int, float] = {}
+        k, now = 0, 0.0
+        while k < len(jobs) or queue:
+            # the next event: a submission, or a core freeing while jobs wait
+            if k < len(jobs) and (not queue or jobs[k][0] <= free[0]):
+                now = jobs[k][0]
+                sub, run, i = jobs[k]
+                heapq.heappush(queue, ((sub if order == "FCFS" else run), sub, run, i))
+                k += 1
+            else:
+                now = max(now, free[0])
+            while queue and free[0] <= now:
+                _, sub, run, i = heapq.heappop(queue)
+                waits[i] = now - sub
+                heapq.heapreplace(free, now + run)
+        kept = jobs[skip:len(jobs) - skip] if len(jobs) > 2 * skip else jobs
+        w = [run / (run + waits[i]) if run + waits[i] > 0 else 1.0 for _, run, i in kept if run < interactive]
+        out[order] = sum(w) / len(w)
+    return out
+
+
 def row(label: str, unit: str, results: dict, key: str, fmt: str) -> str:
     cells = [format(results[c][key], fmt) if c in results else "-" for c in COLUMNS]
     return f"| {label} ({unit}) | " + " | ".join(cells) + " |"
@@ -228,6 +262,10 @@ def main() -> int:
     results["EDF (81)"] = evaluate("edf", paths["test"], "scheduling", args.out, baseline="EDF")
     results["interactive first (81)"] = evaluate("interactive_first", paths["test"], "scheduling", args.out,
                                                  baseline="IF")
+    bound = order_bound(paths["test"])
+    print(f"job order alone (81 cores, single jobs, known runtimes; a check outside the environment): interactive "
+          f"mean W, FCFS {bound['FCFS']:.3f}, shortest first {bound['shortest first']:.3f} "
+          f"(+{bound['shortest first'] - bound['FCFS']:.3f})")
     results["EDF elastic"] = evaluate("edf_elastic", paths["test"], "elastic", args.out, baseline="EDF")
     for column, kind, mode, second in AGENTS:
         if kind == "ff" and args.skip_ff:
