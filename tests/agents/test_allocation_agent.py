@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import batsched_py.envs  # noqa: F401
-from batsched_py.agents.allocation.dqn import EPSILON, greedy_action, make_dqn
+from batsched_py.agents.allocation.dqn import EPSILON, greedy_action, make_dqn, valid_actions
 from batsched_py.agents.allocation.jobs import Jobs
 from batsched_py.agents.allocation.predictor import KINDS, evaluate, read_predictor, record_telemetry, \
     save_predictor, train_predictor
@@ -56,6 +56,28 @@ def test_a_short_dqn_run_beats_random():
     random = play(e, lambda obs: e.action_space.sample())
     learnt = play(e, lambda obs: greedy_action(model, obs))
     assert learnt > random + 200, (learnt, random)
+
+
+@pytest.mark.parametrize("J", [1, 2])
+def test_the_mask_keeps_exactly_the_placements_with_room(J):
+    import torch
+    env = gym.make("batsched_py/Allocation-v0", jobs=busy_jobs(400, days=0.5), nb_processors=3, J=J).unwrapped
+    model = make_dqn(env, seed=0)
+    model.exploration_rate = 0.5
+    obs, _ = env.reset(options={"start": 0})
+    done, checked = False, 0
+    while not done:
+        agent, heads = env.agent, [env.agent.head_cores(k) for k in range(J)]
+        fits = agent.free >= heads[0]
+        want = fits if J == 1 else np.array([[fits[a] and (heads[1] == 0 or not (agent.free - heads[0] * (np.arange(3) == a) >= heads[1]).any()
+                                                          or agent.free[b] - heads[0] * (a == b) >= heads[1])
+                                              for b in range(3)] for a in range(3)]).ravel()
+        assert (valid_actions(torch.as_tensor(obs), env.nb_actions)[0].numpy() == want).all()
+        checked += not want.all()
+        action, _ = model.predict(obs, deterministic=False)      # exploring or not: never a full processor
+        assert want[int(action)] and want[greedy_action(model, obs)]
+        obs, _, done, _, _ = env.step(action)
+    assert checked > 20         # (the trace does fill processors)
 
 
 def workload(path, sizes, every=60):
