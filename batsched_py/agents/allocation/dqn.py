@@ -3,8 +3,8 @@ units, epsilon-greedy exploration from 0.2 decaying x0.999 per step down to 0.01
 minibatches of 5 from an experience replay memory, gamma 0.99.  :func:`train` writes the model
 (``.zip``) and a JSON record next to it (command, seed, steps, wall time, machine).
 
-Invalid actions are masked (:func:`valid_actions`): a processor without room for the head job gets
-no Q-value, in the greedy choice, in the exploration draw and in the TD target's max.  Without the
+Invalid actions are masked (:func:`valid_actions`): a processor without room for the head job
+(spare cores that do not overheat, see :func:`~.cluster.observation`) gets no Q-value, in the greedy choice, in the exploration draw and in the TD target's max.  Without the
 mask the agent learnt to name processors that are full and lean on the fallback to the coolest
 processor, which is an idle one: it spread the load instead of consolidating it.  The mask reads
 only the state (free cores and the head jobs' cores are part of it).
@@ -39,7 +39,8 @@ def valid_actions(obs: Any, nb_actions: int) -> Any:
     observations laid out as :func:`~.cluster.observation` writes them (``4 N + J`` values: free
     fraction at ``4 i + 3``, the ``J`` head jobs' cores at the end).  ``J=2``: the second job must
     fit after the first is placed, unless it fits nowhere (it then waits, any second is valid).
-    A row with no valid action (none occurs in the environment) keeps every action."""
+    A row with no valid action (the head job fits only where it overheats) keeps every action:
+    the environment's fallback then picks the coolest processor with room."""
     obs = obs.reshape(-1, obs.shape[-1])
     J = 1 if obs.shape[1] == 4 * nb_actions + 1 else 2
     n = (obs.shape[1] - J) // 4
