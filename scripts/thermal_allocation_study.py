@@ -190,7 +190,7 @@ def main(argv=None) -> int:
     power, temperature = packed(test_jobs, rr_wait, n)
     print(f"bound (every instant packed, as with free migration, round robin's start times): "
           f"{100 * (rr['power_W'] - power) / rr['power_W']:.2f}% / {rr['temperature_C'] - temperature:.2f} C vs round robin")
-    print("\nTable 4.4: decision latency per job (CPU microseconds, last alpha)")
+    print("\nTable 4.4: decision latency per job (CPU microseconds, at the last alpha each ran)")
     for name, seconds in latency.items():
         print(f"  {name:12s} {1e6 * seconds:10.1f} us")
     print("\nWaiting and completion times (s), per allocator and alpha: " + str(out / "jobs.csv"))

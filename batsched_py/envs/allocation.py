@@ -146,7 +146,8 @@ class AllocationEnv(gym.Env):
         return (100 * (base_power - a.total_power()) / base_power
                 + self.alpha * (b.mean_temperature() - a.mean_temperature()))
 
-    def interval_reward(self, agent_before: tuple[float, float, float], base_before: tuple[float, float, float]) -> float:
+    def interval_reward(self, agent_before: tuple[float, float, float],
+                        base_before: tuple[float, float, float]) -> float:
         """Eq. 3.1 over the time since ``*_before`` (:func:`_drawn` then), times that time in STEP_S."""
         end = max(self.agent.now, self.base.now)      # (the same but at the episode's end)
         self.agent.model.advance(end)

@@ -97,9 +97,12 @@ def test_the_mask_keeps_exactly_the_placements_with_room(J):
     while not done:
         free, heads = room(env.agent.model, env.max_temperature), [env.agent.head_cores(k) for k in range(J)]
         fits = free >= heads[0]
-        want = fits if J == 1 else np.array([[fits[a] and (heads[1] == 0 or not (free - heads[0] * (np.arange(3) == a) >= heads[1]).any()
-                                                          or free[b] - heads[0] * (a == b) >= heads[1])
-                                              for b in range(3)] for a in range(3)]).ravel()
+        if J == 1:
+            want = fits
+        else:       # the second fits after the first, or fits nowhere (it waits)
+            after = [free - heads[0] * (np.arange(3) == a) for a in range(3)]
+            want = np.array([[fits[a] and (heads[1] == 0 or not (after[a] >= heads[1]).any() or after[a][b] >= heads[1])
+                              for b in range(3)] for a in range(3)]).ravel()
         want |= not want.any()          # (nowhere without overheating: any choice, the fallback decides)
         assert (valid_actions(torch.as_tensor(obs), env.nb_actions)[0].numpy() == want).all()
         checked += not want.all()

@@ -33,12 +33,11 @@ def fit_mixture(points: np.ndarray, k: int = 3, iterations: int = 100, seed: int
     if points.ndim != 2 or len(np.unique(points, axis=0)) < k:
         raise ValueError(f"mixture: {k} components need at least {k} distinct points of shape (n, d)")
     rng = np.random.default_rng(seed)
-    means = [points[rng.integers(len(points))]]
-    while len(means) < k:
-        far = np.min([np.sum((points - m) ** 2, axis=1) for m in means], axis=0)
-        means.append(points[rng.choice(len(points), p=far / far.sum())])
-    means = np.array(means)
-    mixture = Mixture(np.full(k, 1.0 / k), means, np.tile(points.var(axis=0) + floor, (k, 1)))
+    seeds = [points[rng.integers(len(points))]]
+    while len(seeds) < k:
+        far = np.min([np.sum((points - m) ** 2, axis=1) for m in seeds], axis=0)
+        seeds.append(points[rng.choice(len(points), p=far / far.sum())])
+    mixture = Mixture(np.full(k, 1.0 / k), np.array(seeds), np.tile(points.var(axis=0) + floor, (k, 1)))
     for _ in range(iterations):
         logs = mixture.log_likelihoods(points)
         resp = np.exp(logs - logs.max(axis=1, keepdims=True))
