@@ -57,8 +57,8 @@ def test_interval_rewards_add_up_to_eq_3_1_over_time_and_a_burst_earns_nothing()
     greedy = lambda env, obs: ALLOCATORS["greedy"](env.agent, env.agent.head_cores())   # noqa: E731
     pairs, rewards = busy_jobs(150), {}
     for alpha in (0.0, 2.0):         # (jobs submitted two by two: half the decisions take no time)
-        env = make(alpha=alpha, jobs=Jobs(np.repeat(pairs.submit, 2), np.repeat(pairs.cores, 2),
-                                          np.repeat(pairs.runtime, 2)))
+        env = make(alpha=alpha, reward="interval",
+                   jobs=Jobs(np.repeat(pairs.submit, 2), np.repeat(pairs.cores, 2), np.repeat(pairs.runtime, 2)))
         obs, _ = env.reset(options={"start": 0})
         rewards[alpha], times, done = [], [], False
         while not done:
