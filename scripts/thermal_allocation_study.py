@@ -8,12 +8,16 @@ Machines: ``--processors`` processors of 24 cores (default the thesis' 1,152) un
 power/temperature model (batsched_py/emulator/thermal.py); on a small machine pass fewer.
 
 Prints and writes (``--out``, CSV):
-- Table 4.1: prediction error and accuracy of the tandem and single LSTM predictors on the held-out
-  telemetry (round robin, 10-minute steps);
+- Table 4.1: prediction error and accuracy of the tandem and single LSTM predictors and of the
+  GMM-clustered tandem (K=3) on the held-out telemetry (round robin, 10-minute steps);
 - Table 4.3: relative power saving (%) and temperature reduction (C) of the DQN, per alpha, against
-  round robin, greedy consolidation and the online optimiser of horizon 1 (same alpha);
+  round robin, greedy consolidation and the online optimiser of horizon 1 (same alpha), always on
+  the physical model: the DQN trained on the physical model, and at ``--predictor-alphas`` also
+  the DQN trained on the tandem predictor (as the thesis trains offline on its learned model);
 - Table 4.4: decision latency per job (CPU microseconds);
-- mean waiting and completion times (s) of each allocator.
+- mean waiting and completion times (s) of each allocator;
+- references (references.csv): first fit in rack order, and the bound of packing the busy cores
+  perfectly at every instant.
 The thesis' own per-alpha Table 4.3 and 4.4 values are not available to us; its abstract states
 "more than 10% power and more than 4 C" against its baselines, printed for reference.
 
@@ -35,11 +39,14 @@ import gymnasium as gym  # noqa: E402
 import numpy as np  # noqa: E402
 
 import batsched_py.envs  # noqa: E402,F401
-from batsched_py.agents.allocation.cluster import ALLOCATORS, online_opt1  # noqa: E402
+from batsched_py.agents.allocation.cluster import ALLOCATORS, Cluster, online_opt1  # noqa: E402
 from batsched_py.agents.allocation.dqn import greedy_action, train  # noqa: E402
 from batsched_py.agents.allocation.jobs import load_jobs  # noqa: E402
-from batsched_py.agents.allocation.predictor import (KINDS, evaluate, read_predictor, record_telemetry,  # noqa: E402
-                                                     save_predictor, train_predictor)
+from batsched_py.agents.allocation.predictor import (KINDS, evaluate, evaluate_clustered,  # noqa: E402
+                                                     read_predictor, record_telemetry, save_predictor,
+                                                     train_clustered, train_predictor)
+from batsched_py.emulator.thermal import ThermalModel, ThermalParams  # noqa: E402
+from batsched_py.envs.allocation import cluster_figures  # noqa: E402
 
 TRACE = "data/swf/LPC-EGEE-2004-1.2-cln.swf.gz"
 THESIS_HEADLINE = "thesis abstract: > 10% power and > 4 C less than its baselines (per-alpha tables not available)"
@@ -60,6 +67,22 @@ def play(env, choose):
     return {**info, "completion_s": float(completion)}, cpu / decisions
 
 
+def packed(jobs, wait, n):
+    """Mean power (W) and temperature (C) if, at every instant, the busy cores were packed onto
+    the fewest processors, coolest racks first (as if jobs migrated freely), for jobs starting
+    ``wait`` s after submission: under the concave power model no allocator starting jobs at these
+    times does better, so it bounds what any placement can save."""
+    start = jobs.submit + wait
+    events = sorted([(t, int(c)) for t, c in zip(start, jobs.cores)]
+                    + [(t + r, -int(c)) for t, r, c in zip(start, jobs.runtime, jobs.cores)])
+    model, busy = ThermalModel(ThermalParams(), 24 * n), 0
+    for t, cores in events:
+        model.advance(t)
+        busy += cores
+        model.busy[:] = np.clip(busy - 24 * np.arange(n), 0, 24)
+    return model.energy.sum() / model.now, model.degree_seconds.sum() / model.now / n
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -69,8 +92,13 @@ def main(argv=None) -> int:
     ap.add_argument("--days", type=float, default=182.0, help="days of the trace used (default %(default)s)")
     ap.add_argument("--test-days", type=float, default=30.0, help="held-out days at the end (default %(default)s)")
     ap.add_argument("--steps", type=int, default=20_000, help="DQN training decisions per alpha (default %(default)s)")
-    ap.add_argument("--alphas", default="0,0.5,1,2,3,4", help="temperature weights (default %(default)s)")
+    ap.add_argument("--alphas", default="0,0.5,1,2,3,4",
+                    help="temperature weights; '' for Table 4.1 only (default %(default)s)")
     ap.add_argument("--episode-days", type=float, default=2.0, help="training episode length (default %(default)s)")
+    ap.add_argument("--predictor-alphas", default="0.5",
+                    help="alphas at which a second DQN is trained on the tandem predictor (the thesis' offline "
+                         "training) and evaluated on the physical model, beside the one trained on the physical "
+                         "model; '' for none (default %(default)s)")
     ap.add_argument("--predictor-epochs", type=int, default=3, help="(default %(default)s)")
     ap.add_argument("--out", default="results/thermal_allocation", help="CSV folder (default %(default)s)")
     ap.add_argument("--models", default="models", help="where the alpha 0.5 DQN is saved (default %(default)s)")
@@ -101,51 +129,82 @@ def main(argv=None) -> int:
         save_predictor(saved, path)
         net, saved = read_predictor(path, 24)
         rows41.append({"predictor": kind, "final_train_loss": losses[-1], **evaluate(net, saved, held_telemetry, 180.0)})
+    mixture, saved_parts = train_clustered(telemetry, 3, epochs=args.predictor_epochs, seed=args.seed)
+    rows41.append({"predictor": "gmm3-tandem", "final_train_loss": float("nan"),
+                   **evaluate_clustered(mixture, saved_parts, held_telemetry, 180.0)})
     print(f"\nTable 4.1: next-step prediction on the held-out telemetry ({time.perf_counter() - began:.0f} s)")
-    print(f"{'predictor':10s} {'T MAE C':>8s} {'T RMSE C':>9s} {'T acc %':>8s} {'P MAE W':>8s} {'P RMSE W':>9s} {'P acc %':>8s}")
+    print(f"{'predictor':11s} {'T MAE C':>8s} {'T RMSE C':>9s} {'T acc %':>8s} {'P MAE W':>8s} {'P RMSE W':>9s} {'P acc %':>8s}")
     for r in rows41:
-        print(f"{r['predictor']:10s} {r['temperature_MAE_C']:8.2f} {r['temperature_RMSE_C']:9.2f} "
+        print(f"{r['predictor']:11s} {r['temperature_MAE_C']:8.2f} {r['temperature_RMSE_C']:9.2f} "
               f"{r['temperature_accuracy_pct']:8.2f} {r['power_MAE_W']:8.2f} {r['power_RMSE_W']:9.2f} {r['power_accuracy_pct']:8.2f}")
     _write(out / "table4_1.csv", rows41)
+    if not args.alphas.strip():
+        return 0
 
     # Tables 4.3 / 4.4 and waiting times
     env_kw = dict(nb_processors=n, episode_days=args.episode_days)
+    on_predictor = {float(a) for a in args.predictor_alphas.split(",") if a.strip()}
     rows43, rows_jobs, latency = [], [], {}
     for alpha in [float(a) for a in args.alphas.split(",")]:
-        path = Path(args.models if alpha == 0.5 else out) / f"thermal-allocation-dqn-a{alpha:g}.zip"
-        began = time.perf_counter()
-        model = train({"jobs": train_jobs, **env_kw, "alpha": alpha}, args.steps, path, seed=args.seed, progress=True)
-        trained = time.perf_counter() - began
         env = gym.make("batsched_py/Allocation-v0", jobs=test_jobs, **{**env_kw, "episode_days": args.test_days,
                                                                         "alpha": alpha}).unwrapped
-        policies = {"dqn": lambda obs: greedy_action(model, obs),
-                    **{name: (lambda a: lambda obs: a(env.agent, env.agent.head_cores()))(a)
-                       for name, a in [("round_robin", ALLOCATORS["round_robin"]), ("greedy", ALLOCATORS["greedy"]),
-                                       ("online_opt1", online_opt1(alpha))]}}
+        policies = {name: (lambda a: lambda obs: a(env.agent, env.agent.head_cores()))(a)
+                    for name, a in [("round_robin", ALLOCATORS["round_robin"]), ("greedy", ALLOCATORS["greedy"]),
+                                    ("online_opt1", online_opt1(alpha))]}
+        trained = {}
+        # the thesis trains on the learned model and evaluates on the machines (here the physical model)
+        for backend in ["physics"] + (["predictor"] if alpha in on_predictor else []):
+            suffix = "" if backend == "physics" else "-predictor"
+            path = Path(args.models if alpha == 0.5 else out) / f"thermal-allocation-dqn{suffix}-a{alpha:g}.zip"
+            extra = {} if backend == "physics" else {"backend": "predictor", "predictor": out / "predictor-tandem.pt"}
+            began = time.perf_counter()
+            model = train({"jobs": train_jobs, **env_kw, "alpha": alpha, **extra}, args.steps, path, seed=args.seed,
+                          progress=True)
+            trained[backend] = time.perf_counter() - began
+            policies[f"dqn{suffix}"] = (lambda m: lambda obs: greedy_action(m, obs))(model)
         results = {}
         for name, choose in policies.items():
             results[name], latency[name] = play(env, choose)
+            if name == "round_robin":
+                rr_wait = env.agent.wait.copy()
         power = {k: v["agent_power_W"] for k, v in results.items()}
         temp = {k: v["agent_temperature_C"] for k, v in results.items()}
-        row = {"alpha": alpha, "train_s": round(trained, 1)}
-        for base in ("round_robin", "greedy", "online_opt1"):
-            row[f"power_saving_vs_{base}_pct"] = 100 * (power[base] - power["dqn"]) / power[base]
-            row[f"temperature_reduction_vs_{base}_C"] = temp[base] - temp["dqn"]
-        rows43.append(row)
+        for backend, seconds in trained.items():
+            dqn = "dqn" if backend == "physics" else "dqn-predictor"
+            row = {"alpha": alpha, "trained_on": backend, "train_s": round(seconds, 1)}
+            for base in ("round_robin", "greedy", "online_opt1"):
+                row[f"power_saving_vs_{base}_pct"] = 100 * (power[base] - power[dqn]) / power[base]
+                row[f"temperature_reduction_vs_{base}_C"] = temp[base] - temp[dqn]
+            rows43.append(row)
         for name, r in results.items():
             rows_jobs.append({"alpha": alpha, "allocator": name, "power_W": r["agent_power_W"],
                               "temperature_C": r["agent_temperature_C"], "waiting_s": r["agent_wait_s"],
                               "completion_s": r["completion_s"]})
-        print(f"alpha {alpha:g}: trained {args.steps} steps in {trained:.0f} s; " + ", ".join(
-            f"{k} {power[k]:.1f} W {temp[k]:.2f} C" for k in power))
+        print(f"alpha {alpha:g}: trained {args.steps} steps in " + ", ".join(f"{s:.0f} s ({b})" for b, s in trained.items())
+              + "; " + ", ".join(f"{k} {power[k]:.1f} W {temp[k]:.2f} C" for k in power))
     print("\nTable 4.3: the DQN's relative power saving (%) / temperature reduction (C) on the held-out days")
-    print(f"{'alpha':>5s} | {'vs round robin':>16s} | {'vs greedy':>16s} | {'vs online-opt1':>16s}")
+    print(f"{'alpha':>5s} {'trained on':>10s} | {'vs round robin':>16s} | {'vs greedy':>16s} | {'vs online-opt1':>16s}")
     for r in rows43:
-        print(f"{r['alpha']:5g} | " + " | ".join(
+        print(f"{r['alpha']:5g} {r['trained_on']:>10s} | " + " | ".join(
             f"{r[f'power_saving_vs_{b}_pct']:6.2f}% {r[f'temperature_reduction_vs_{b}_C']:6.2f} C"
             for b in ("round_robin", "greedy", "online_opt1")))
     print(THESIS_HEADLINE)
-    print("\nTable 4.4: decision latency per job (CPU microseconds, last alpha)")
+    # references: what placement alone can give under this model
+    rr = next(r for r in rows_jobs if r["allocator"] == "round_robin")
+    first = Cluster(test_jobs, n)           # first fit, processors in rack order (coolest inlet first)
+    first.run(lambda cluster, cores: int(np.flatnonzero(cluster.fits(cores))[0]))
+    first.model.advance(first.now)
+    ff = cluster_figures(first, "ff")
+    references = [("first fit, coolest rack first", ff["ff_power_W"], ff["ff_temperature_C"]),
+                  ("bound: every instant packed, as with free migration, round robin's start times",
+                   *packed(test_jobs, rr_wait, n))]
+    rows_ref = [{"reference": name, "power_saving_vs_round_robin_pct": 100 * (rr["power_W"] - power) / rr["power_W"],
+                 "temperature_reduction_vs_round_robin_C": rr["temperature_C"] - temperature}
+                for name, power, temperature in references]
+    for r in rows_ref:
+        print(f"{r['reference']}: {r['power_saving_vs_round_robin_pct']:.2f}% / "
+              f"{r['temperature_reduction_vs_round_robin_C']:.2f} C vs round robin")
+    print("\nTable 4.4: decision latency per job (CPU microseconds, at the last alpha each ran)")
     for name, seconds in latency.items():
         print(f"  {name:12s} {1e6 * seconds:10.1f} us")
     print("\nWaiting and completion times (s), per allocator and alpha: " + str(out / "jobs.csv"))
@@ -155,6 +214,7 @@ def main(argv=None) -> int:
     _write(out / "table4_3.csv", rows43)
     _write(out / "table4_4.csv", [{"allocator": k, "latency_us": 1e6 * v} for k, v in latency.items()])
     _write(out / "jobs.csv", rows_jobs)
+    _write(out / "references.csv", rows_ref)
     return 0
 
 

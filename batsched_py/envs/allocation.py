@@ -4,13 +4,22 @@ Jobs of one processor each (1..``cores`` cores) arrive first come first served; 
 the agent picks the processor of the head job (``J=1``, action ``Discrete(N)``) or of the two head
 jobs (``J=2``, action ``Discrete(N*N)``: first x N + second).  A choice without room, or one the
 model foresees overheating (settling above ``max_temperature`` C), falls back to the coolest
-processor with room.  Observation: ``[u, t, w, c]`` per processor then the head jobs' cores
+processor with room; the observation's spare cores count only the cores a processor can take
+without overheating.  Observation: ``[u, t, w, c]`` per processor then the head jobs' cores
 (see :func:`~batsched_py.agents.allocation.cluster.observation`).
 
 Reward (the thesis' eq. 3.1, against a baseline run in lockstep on the same arrivals):
-``100 (P_base - P) / P_base + alpha (T_base - T)`` at the next decision, P the processors' total
-power (W) and T their mean temperature (C): percent power saved plus alpha x degrees cooler than
-round robin (``baseline="round_robin"``) or greedy consolidation (``"greedy"``).
+``100 (P_base - P) / P_base + alpha (T_base - T)``, P the processors' total power (W) and T their
+mean temperature (C): percent power saved plus alpha x degrees cooler than round robin
+(``baseline="round_robin"``) or greedy consolidation (``"greedy"``).  ``reward="instant"`` (default):
+at the next decision, as the thesis; ``"interval"``: over the time to the next decision,
+from the energies and degree-seconds drawn, times that time in 10-minute steps.  Decisions come in
+bursts (many jobs submitted in one second) and lulls, so instant rewards weigh a burst's moment
+as many times as it has jobs and a lull's hours once; interval rewards add up over an episode to
+eq. 3.1 integrated over time (per 10 minutes), the figure the evaluation measures.  (At alpha 0.5
+and 30,000 decisions on LPC-EGEE, 8 processors, the DQN learnt less from them: 1.8% and 3.0%
+power saved against round robin for seeds 0 and 1, against 4.6% for seed 0 with instant rewards,
+measured before the spare cores counted overheating.)
 
 This is a model-based environment, not a face over a Batsim scheduler: the job stream is
 replayed by :class:`~batsched_py.agents.allocation.cluster.Cluster` with the emulator's own
@@ -38,6 +47,8 @@ from ..emulator.thermal import ThermalParams
 from .core import EnvError
 
 BASELINES = ("round_robin", "greedy")
+REWARDS = ("instant", "interval")
+STEP_S = 600.0      # the interval reward's unit of time (the telemetry's step)
 
 
 class AllocationEnv(gym.Env):
@@ -46,13 +57,15 @@ class AllocationEnv(gym.Env):
     def __init__(self, jobs: "str | Path | Jobs", *, nb_processors: int = 1152, cores: int = 24, J: int = 1,
                  alpha: float = 0.5, baseline: str = "round_robin", backend: str = "physics",
                  predictor: Optional[str] = None, episode_days: float = 1.0, max_temperature: float = 85.0,
-                 thermal: Optional[dict] = None):
+                 thermal: Optional[dict] = None, reward: str = "instant"):
         if not isinstance(nb_processors, int) or nb_processors < 1:
             raise EnvError(f"nb_processors: {nb_processors!r} is not a positive integer")
         if J not in (1, 2):
             raise EnvError(f"J: {J!r}: the agent places the head job (1) or the two head jobs (2)")
         if baseline not in BASELINES:
             raise EnvError(f"baseline {baseline!r}: choose one of {', '.join(BASELINES)}")
+        if reward not in REWARDS:
+            raise EnvError(f"reward {reward!r}: choose one of {', '.join(REWARDS)}")
         if backend not in ("physics", "predictor"):
             raise EnvError(f"backend {backend!r}: choose physics or predictor")
         if not isinstance(alpha, (int, float)) or alpha < 0:
@@ -63,6 +76,7 @@ class AllocationEnv(gym.Env):
         self.jobs = jobs if isinstance(jobs, Jobs) else load_jobs(jobs, cores)
         self.n, self.J, self.alpha, self.baseline = nb_processors, J, float(alpha), ALLOCATORS[baseline]
         self.max_temperature, self.episode = max_temperature, episode_days * 86400
+        self.reward_kind = reward
         self.model_factory = None
         if backend == "predictor":
             from ..agents.allocation.predictor import load_predictor
@@ -94,10 +108,12 @@ class AllocationEnv(gym.Env):
             raise EnvError(f"no job is submitted in the {self.episode / 86400:g} days from {start:g} s")
         self.agent, self.base = self._cluster(jobs), self._cluster(jobs)
         self.agent.next_head()
+        self.base.model.advance(self.agent.now)      # (both clusters' clocks at the first decision)
         return self._observe(), {}
 
     def _observe(self) -> np.ndarray:
-        return observation(self.agent.model, [self.agent.head_cores(k) for k in range(self.J)])
+        heads = [self.agent.head_cores(k) for k in range(self.J)]
+        return observation(self.agent.model, heads, self.max_temperature)
 
     def decode(self, action: Any) -> list[int]:
         a = int(action)
@@ -107,6 +123,7 @@ class AllocationEnv(gym.Env):
 
     def step(self, action: Any):
         agent = self.agent
+        before = [_drawn(self.agent), _drawn(self.base)]
         for k, processor in enumerate(self.decode(action)):
             cores = agent.head_cores()
             fits = agent.fits(cores) if cores else np.zeros(self.n, bool)
@@ -118,7 +135,7 @@ class AllocationEnv(gym.Env):
             self.base.run(self.baseline, until=agent.now)
         else:
             self.base.run(self.baseline)
-        reward = self.reward()
+        reward = self.reward() if self.reward_kind == "instant" else self.interval_reward(*before)
         info = {} if more else self.summary()
         return self._observe(), reward, not more, False, info
 
@@ -131,6 +148,20 @@ class AllocationEnv(gym.Env):
         return (100 * (base_power - a.total_power()) / base_power
                 + self.alpha * (b.mean_temperature() - a.mean_temperature()))
 
+    def interval_reward(self, agent_before: tuple[float, float, float],
+                        base_before: tuple[float, float, float]) -> float:
+        """Eq. 3.1 over the time since ``*_before`` (:func:`_drawn` then), times that time in STEP_S."""
+        end = max(self.agent.now, self.base.now)      # (the same but at the episode's end)
+        self.agent.model.advance(end)
+        self.base.model.advance(end)
+        (t0, e0, d0), (_, be0, bd0) = agent_before, base_before
+        t1, e1, d1 = _drawn(self.agent)
+        _, be1, bd1 = _drawn(self.base)
+        if t1 <= t0:
+            return 0.0
+        power = 100 * ((be1 - be0) - (e1 - e0)) / (be1 - be0)
+        return (power + self.alpha * ((bd1 - bd0) - (d1 - d0)) / ((t1 - t0) * self.n)) * (t1 - t0) / STEP_S
+
     def summary(self) -> dict[str, float]:
         out = {}
         end = max(self.agent.now, self.base.now)
@@ -138,6 +169,11 @@ class AllocationEnv(gym.Env):
             cluster.model.advance(end)
             out.update(cluster_figures(cluster, name))
         return out
+
+
+def _drawn(cluster: Cluster) -> tuple[float, float, float]:
+    """(time s, J drawn, C s spent) of the cluster's processors since its start."""
+    return cluster.now, float(cluster.model.energy.sum()), float(cluster.model.degree_seconds.sum())
 
 
 def cluster_figures(cluster: Cluster, name: str) -> dict[str, float]:

@@ -53,6 +53,30 @@ def test_the_baseline_itself_earns_nothing_and_consolidation_earns_power_and_deg
     assert rr_vs_greedy < 0
 
 
+def test_interval_rewards_add_up_to_eq_3_1_over_time_and_a_burst_earns_nothing():
+    greedy = lambda env, obs: ALLOCATORS["greedy"](env.agent, env.agent.head_cores())   # noqa: E731
+    pairs, rewards = busy_jobs(150), {}
+    for alpha in (0.0, 2.0):         # (jobs submitted two by two: half the decisions take no time)
+        env = make(alpha=alpha, reward="interval",
+                   jobs=Jobs(np.repeat(pairs.submit, 2), np.repeat(pairs.cores, 2), np.repeat(pairs.runtime, 2)))
+        obs, _ = env.reset(options={"start": 0})
+        rewards[alpha], times, done = [], [], False
+        while not done:
+            times.append(env.agent.now)
+            obs, reward, done, _, info = env.step(greedy(env, obs))
+            rewards[alpha].append(reward)
+        times.append(env.agent.now)
+    # the temperature term: alpha x (degrees cooler, averaged over time) x the episode in 10-minute steps
+    cooler = info["baseline_temperature_C"] - info["agent_temperature_C"]
+    assert sum(rewards[2.0]) - sum(rewards[0.0]) == pytest.approx(2.0 * cooler * env.agent.now / 600, rel=1e-6)
+    assert cooler > 0
+    burst = np.diff(times) == 0                # decisions in the same second
+    assert burst.any() and not np.asarray(rewards[0.0])[burst].any()
+    assert sum(rewards[0.0]) > 0               # greedy saves power against round robin
+    with pytest.raises(EnvError, match="reward 'x'"):
+        make(reward="x")
+
+
 def test_two_head_jobs_per_decision_and_the_fallback_for_a_full_processor():
     pairs = busy_jobs(200)
     # jobs arriving two by two: the agent places both at one decision
@@ -114,3 +138,15 @@ def test_the_fallback_takes_the_coolest_processor_with_room_when_the_choice_woul
     assert guarded(model, fits, 3, 24, limit=60.0) == 0          # 24 cores at 27 C settle above 60 C
     assert guarded(model, np.array([False, True, True, True]), 3, 24, limit=60.0) == 1
     assert guarded(model, fits, 9, 1, limit=200.0) == 0          # no such processor: the coolest
+
+
+def test_spare_cores_in_the_state_are_those_that_do_not_overheat():
+    from batsched_py.agents.allocation.cluster import Cluster, observation, overheats, room
+    cluster = Cluster(busy_jobs(), 4)                 # racks at 18, 21, 24, 27 C, all idle
+    model = cluster.model
+    spare = room(model, 60.0)
+    assert spare[0] > spare[3] and spare[0] < 24       # at 60 C even the coolest rack cannot be filled
+    for p in range(4):
+        assert not overheats(model, p, int(spare[p]), 60.0) and overheats(model, p, int(spare[p]) + 1, 60.0)
+    assert (room(model, 200.0) == 24).all()
+    assert np.allclose(observation(model, [3], 60.0)[3::4][:4], spare / 24)

@@ -165,14 +165,25 @@ def online_opt1(alpha: float, horizon: float = 600.0) -> Allocator:
 ALLOCATORS: dict[str, Allocator] = {"round_robin": round_robin, "greedy": greedy, "coolest": coolest}
 
 
-def observation(model: ThermalModel, heads: list[int]) -> np.ndarray:
-    """The agent's state: [u, t, w, c] per processor (utilisation, temperature, power, free cores,
-    each scaled to about 0-1: t over 100 C, w over the busy power) then the cores of the ``J``
-    head jobs (0: none) over the processor's cores."""
+def observation(model: ThermalModel, heads: list[int], limit: float) -> np.ndarray:
+    """The agent's state: [u, t, w, c] per processor (utilisation, temperature, power, spare cores,
+    each scaled to about 0-1: t over 100 C, w over the busy power, c over the processor's cores)
+    then the cores of the ``J`` head jobs (0: none) over the processor's cores.  Spare cores are
+    those the processor can take without settling above ``limit`` C (:func:`room`): a choice the
+    fallback would override is then visibly one without room."""
     p = model.params
     per = np.stack([model.utilisation, model.temperature / 100.0, model.power / p.busy,
-                    1.0 - model.utilisation], axis=1)
+                    room(model, limit) / p.cores], axis=1)
     return np.concatenate([per.ravel(), np.asarray(heads, dtype=float) / p.cores]).astype(np.float32)
+
+
+def room(model: ThermalModel, limit: float) -> np.ndarray:
+    """Cores each processor can take without settling above ``limit`` C (at most its free cores)."""
+    p = model.params
+    more = np.arange(p.cores + 1)
+    settles = p.steady_state((model.busy[:, None] + more) / p.cores, model.inlet[:, None])
+    cool = (settles <= limit) & (more <= p.cores - model.busy[:, None])
+    return np.maximum(cool.sum(axis=1) - 1, 0)
 
 
 def overheats(model: ThermalModel, processor: int, cores: int, limit: float) -> bool:

@@ -8,7 +8,10 @@ Predictors (torch), from the last ``l`` steps of one processor:
 
 - tandem: LSTM1 maps (u, c, j) to the next utilisation; LSTM2 maps (T, P) with that predicted
   utilisation to a dense layer of 100 and 2 outputs, the next temperature and power;
-- single: one LSTM over (u, c, j, T, P), then the same dense head.
+- single: one LSTM over (u, c, j, T, P), then the same dense head;
+- GMM-clustered (:func:`train_clustered`, Table 4.1 only): a Gaussian mixture of K=3 components
+  (gmm.py) over the windows' mean utilisation, new cores, temperature and power, and one tandem
+  predictor per component, each window predicted by its component's.
 
 A saved predictor (``.pt``) holds its kind, ``l``, hidden size, the processor's cores and the
 weights; :func:`load_predictor` refuses a missing file, another kind of file, or a processor size that
@@ -119,9 +122,14 @@ def _loss(net, x, y):
 def train_predictor(telemetry: np.ndarray, kind: str = "tandem", l: int = 6, hidden: int = 32, epochs: int = 5,
                     batch: int = 256, lr: float = 1e-3, seed: int = 0, cores: int = 24) -> tuple[dict, list[float]]:
     """Train on ``telemetry``; the saved form (see :func:`save_predictor`) and the loss per epoch."""
+    return _fit(*windows(telemetry, l), kind, l, hidden, epochs, batch, lr, seed, cores)
+
+
+def _fit(x_all: np.ndarray, y_all: np.ndarray, kind: str, l: int, hidden: int, epochs: int, batch: int, lr: float,
+         seed: int, cores: int) -> tuple[dict, list[float]]:
     torch, _ = _torch()
     torch.manual_seed(seed)
-    x, y = (torch.from_numpy(a) for a in windows(telemetry, l))
+    x, y = torch.from_numpy(x_all), torch.from_numpy(y_all)
     net = build(kind, hidden)
     opt = torch.optim.Adam(net.parameters(), lr=lr)
     gen = torch.Generator().manual_seed(seed)
@@ -137,6 +145,25 @@ def train_predictor(telemetry: np.ndarray, kind: str = "tandem", l: int = 6, hid
             total += float(loss.detach()) * len(b)
         losses.append(total / len(x))
     return {"kind": kind, "l": l, "hidden": hidden, "cores": cores, "state": net.state_dict()}, losses
+
+
+def _regime(x: np.ndarray) -> np.ndarray:
+    """What the GMM clusters a window by: its means of utilisation, new cores, temperature, power."""
+    return x[:, :, [0, 2, 3, 4]].mean(axis=1)
+
+
+def train_clustered(telemetry: np.ndarray, k: int = 3, kind: str = "tandem", l: int = 6, hidden: int = 32,
+                    epochs: int = 5, batch: int = 256, lr: float = 1e-3, seed: int = 0, cores: int = 24):
+    """The GMM-clustered variant: a K-component mixture over the windows' regimes, then one
+    predictor per component trained on its windows; (mixture, one saved form per component)."""
+    from .gmm import fit_mixture
+    x, y = windows(telemetry, l)
+    mixture = fit_mixture(_regime(x), k, seed=seed)
+    label = mixture.assign(_regime(x))
+    if np.bincount(label, minlength=k).min() == 0:
+        raise PredictorError(f"clustered predictor: a component of the {k} holds no window of the telemetry")
+    return mixture, [_fit(x[label == c], y[label == c], kind, l, hidden, epochs, batch, lr, seed, cores)[0]
+                     for c in range(k)]
 
 
 def save_predictor(saved: dict, path: "str | Path") -> None:
@@ -160,24 +187,49 @@ def read_predictor(path: "str | Path", cores: Optional[int] = None):
     if cores is not None and saved["cores"] != cores:
         raise PredictorError(f"predictor {path}: trained on processors of {saved['cores']} cores, "
                              f"these have {cores}")
-    net = build(saved["kind"], saved["hidden"])
     try:
-        net.load_state_dict(saved["state"])
+        net = _network(saved)
     except RuntimeError as exc:
         raise PredictorError(f"predictor {path}: weights do not match a {saved['kind']} predictor "
                              f"({str(exc).splitlines()[0]})") from None
-    net.eval()
     return net, saved
+
+
+def _network(saved: dict):
+    """The network of a saved form, for inference."""
+    net = build(saved["kind"], saved["hidden"])
+    net.load_state_dict(saved["state"])
+    return net.eval()
 
 
 def evaluate(net, saved: dict, telemetry: np.ndarray, busy: float) -> dict[str, float]:
     """Table 4.1's figures on ``telemetry``: MAE and RMSE of temperature (C) and power (W), and
     accuracy = 100 - mean absolute percentage error (%)."""
-    torch, _ = _torch()
     x, y = windows(telemetry, saved["l"])
+    return _errors(_predict(net, x), y, busy)
+
+
+def evaluate_clustered(mixture, parts: list[dict], telemetry: np.ndarray, busy: float) -> dict[str, float]:
+    """:func:`evaluate` for the clustered variant (:func:`train_clustered`'s mixture and saved forms):
+    each window predicted by its component's network."""
+    x, y = windows(telemetry, parts[0]["l"])
+    label = mixture.assign(_regime(x))
+    pred = np.zeros((len(x), 2), np.float32)
+    for c, part in enumerate(parts):
+        if (label == c).any():
+            pred[label == c] = _predict(_network(part), x[label == c])
+    return _errors(pred, y, busy)
+
+
+def _predict(net, x: np.ndarray) -> np.ndarray:
+    torch, _ = _torch()
     with torch.no_grad():
         _, tp = net(torch.from_numpy(x))
-    pred = tp.numpy() * [100.0, busy]
+    return tp.numpy()
+
+
+def _errors(predicted: np.ndarray, y: np.ndarray, busy: float) -> dict[str, float]:
+    pred = predicted * [100.0, busy]
     true = y[:, 3:5] * [100.0, busy]
     err = pred - true
     out = {}

@@ -76,7 +76,7 @@ class ThermalAllocation(AgentMixin, QueuePolicy):
 
     def observe(self) -> np.ndarray:
         from ...agents.allocation.cluster import observation
-        return observation(self.model, [self.head_cores(k) for k in range(self.J)])
+        return observation(self.model, [self.head_cores(k) for k in range(self.J)], self.max_temperature)
 
     # --- FCFS with the agent at each placement -----------------------------------------------
     def on_job_completed(self, job: Job) -> None:
