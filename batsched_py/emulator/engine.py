@@ -515,6 +515,8 @@ class Engine:
         moves.  Actions ending before it arrives wake their actors (who put behind it); those
         ending with it are returned: their actors run in the round where the server receives it."""
         tl = self.tl
+        if tl.execute_alone(rate):       # (the usual case: nothing else ends meanwhile)
+            return None
         comm = tl.execute(rate, None)
         while True:
             ended = tl.step()

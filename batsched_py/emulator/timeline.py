@@ -87,6 +87,25 @@ class Timeline:
             heapq.heappush(self._heap, (self.now + remains / rate, a.seq, a))
         return a
 
+    def execute_alone(self, rate: float) -> bool:
+        """``execute(rate, None)`` and the steps until it ends, done at once when nothing else can
+        end before or with it (no action within the window of its end): the very arithmetic of
+        step(), without an action on the heap.  False (nothing done) otherwise."""
+        heap = self._heap
+        while heap and not heap[0][2].alive:
+            heapq.heappop(heap)
+        delta = 1.0 / rate
+        if self.soon or (heap and heap[0][0] <= self.now + delta + _WINDOW):
+            return False
+        self._seq += 1
+        n = len(self._deltas)
+        self.now = self.now + delta
+        self._deltas.append(delta)
+        if n >= len(self._arr):
+            self._arr = np.resize(self._arr, 2 * len(self._arr))
+        self._arr[n] = delta
+        return True
+
     def take_soon(self) -> list[Action]:
         """Actions that end at the next step even if it does not move the clock (zero-work
         executions, sleeps shorter than the precision), in creation order; the caller handles

@@ -41,10 +41,17 @@ def test_up_to_15_digits_are_rounded_correctly(digits, point):
     assert rapidjson_double(text) == float(text)
 
 
+def test_large_exponents_are_up_to_3_ulps_off_like_rapidjson():
+    # (real RapidJSON 1.1.0, default flags, parses this as 0x1.64ae577106c2p+996: 2 ulps above)
+    assert rapidjson_double("9.330732051434923e+299") == float.fromhex("0x1.64ae577106c2p+996")
+    assert float("9.330732051434923e+299") == float.fromhex("0x1.64ae577106c1ep+996")
+
+
 @given(st.floats(1e-300, 1e300))
-def test_at_most_an_ulp_off(x):
+def test_at_most_3_ulps_off(x):
+    # RapidJSON's documented bound for its default parsing (without kParseFullPrecisionFlag)
     text = repr(x)
-    assert abs(rapidjson_double(text) - x) <= math.ulp(x)
+    assert abs(rapidjson_double(text) - x) <= 3 * math.ulp(x)
     assert rapidjson_double("-" + text) == -rapidjson_double(text)
 
 
