@@ -41,13 +41,16 @@ def test_value_is_a_gaussian_weighted_average_of_the_last_rewards():
     assert len(agent.rewards[(STATE, 2)]) == 4                          # limited history
 
 
-def test_greedy_choice_skips_full_choices_and_bad_values():
+def test_greedy_choice_skips_full_choices_and_bad_values_and_waits_when_nothing_has_paid():
     agent = RewardHistory(epsilon=0.0, decay=0.0)
     agent.learn([Outcome(STATE, 0, False, 1.0), Outcome(STATE, 2, True, 1.0)])
     mask = np.array([True, True, True, True])
     assert agent.act(np.array(STATE), mask) == 2
-    assert agent.act(np.array(STATE), np.array([True, True, False, True])) == 1   # untried (0) beats -1
+    assert agent.act(np.array(STATE), np.array([True, True, False, True])) == 3   # untried (0) ties with queued
     assert agent.act(np.array(STATE), np.array([True, False, False, True])) == 3  # only -1 left: stay queued
+    agent.learn([Outcome(STATE, 0, True, 1.0)] * 3)                              # room 0 now pays on average
+    assert agent.act(np.array(STATE), np.array([True, True, False, True])) == 0
+    assert agent.act(np.array((11, 0, 0)), mask) == 3                            # a state never seen: wait
 
 
 def test_the_cut_off_rule_keeps_the_job_queued():
@@ -60,8 +63,10 @@ def test_epsilon_starts_high_decays_and_rises_when_rewards_diverge():
     for _ in range(10):
         agent.act(np.array(STATE), np.ones(3, bool))
     assert agent.eps_now == 0.1
-    agent.learn([Outcome(STATE, 0, True, 1.0)] * 3)
-    agent.learn([Outcome(STATE, 0, False, 1.0)])                      # the value drops by more than 0.2
+    agent.learn([Outcome(STATE, 0, True, 1.0)] * 19)
+    agent.learn([Outcome(STATE, 0, False, 1.0)] * 3)   # evictions among completions: the history still holds
+    assert agent.eps_now == 0.1
+    agent.learn([Outcome(STATE, 0, False, 1.0)])       # the recent rewards now depart from the history's mean
     assert agent.eps_now == pytest.approx(0.4)
 
 
