@@ -1,7 +1,13 @@
 """Forshaw & McGough's reward-history learner: its value (gaussian-weighted history, untried actions
 worth 0), its choices (full choices removed, the 3am cut-off rule, epsilon raised on divergence), a
-short learning run beating random placement, and the ``volunteer-agent`` scheduler by name."""
+short learning run beating random placement, the ``volunteer-agent`` scheduler by name, and the
+reproduction script."""
+import csv
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -111,3 +117,17 @@ def test_the_scheduler_names_bad_options_and_missing_flags(pool3w, tmp_path):
     with pytest.raises(PolicyOptionError, match="run Batsim with --enable-dynamic-jobs --acknowledge-dynamic-jobs"):
         run_simulation(pool3w["platform"], [pool3w["workloads"]], agent, export=str(tmp_path / "o"),
                        events=[pool3w["events"]])
+
+
+def test_the_reproduction_script_runs_the_headline_cases(tmp_path):
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])))
+    done = subprocess.run([sys.executable, "scripts/reproduce_volunteer.py", "--out", str(tmp_path), "--pcs", "20",
+                           "--clusters", "2", "--days", "4", "--jobs-per-hour", "3", "--headline"],
+                          cwd=root, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    with open(tmp_path / "volunteer.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["policy"], r["epsilon"]) for r in rows] == [("random", ""), ("bandit", "0.01"), ("bandit", "0.1")]
+    assert all(float(r["total_mwh"]) == pytest.approx(float(r["good_mwh"]) + float(r["wasted_mwh"])) for r in rows)
+    assert "epsilon 0.1: total energy cut" in done.stdout and not (tmp_path / "volunteer.png").exists()
