@@ -1,7 +1,13 @@
 """Forshaw & McGough's reward-history learner: its value (gaussian-weighted history, untried actions
 worth 0), its choices (full choices removed, the 3am cut-off rule, epsilon raised on divergence), a
-short learning run beating random placement, and the ``volunteer-agent`` scheduler by name."""
+short learning run beating random placement, the ``volunteer-agent`` scheduler by name, and the
+reproduction script."""
+import csv
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -41,13 +47,16 @@ def test_value_is_a_gaussian_weighted_average_of_the_last_rewards():
     assert len(agent.rewards[(STATE, 2)]) == 4                          # limited history
 
 
-def test_greedy_choice_skips_full_choices_and_bad_values():
+def test_greedy_choice_skips_full_choices_and_bad_values_and_waits_when_nothing_has_paid():
     agent = RewardHistory(epsilon=0.0, decay=0.0)
     agent.learn([Outcome(STATE, 0, False, 1.0), Outcome(STATE, 2, True, 1.0)])
     mask = np.array([True, True, True, True])
     assert agent.act(np.array(STATE), mask) == 2
-    assert agent.act(np.array(STATE), np.array([True, True, False, True])) == 1   # untried (0) beats -1
+    assert agent.act(np.array(STATE), np.array([True, True, False, True])) == 3   # untried (0) ties with queued
     assert agent.act(np.array(STATE), np.array([True, False, False, True])) == 3  # only -1 left: stay queued
+    agent.learn([Outcome(STATE, 0, True, 1.0)] * 3)                              # room 0 now pays on average
+    assert agent.act(np.array(STATE), np.array([True, True, False, True])) == 0
+    assert agent.act(np.array((11, 0, 0)), mask) == 3                            # a state never seen: wait
 
 
 def test_the_cut_off_rule_keeps_the_job_queued():
@@ -60,8 +69,10 @@ def test_epsilon_starts_high_decays_and_rises_when_rewards_diverge():
     for _ in range(10):
         agent.act(np.array(STATE), np.ones(3, bool))
     assert agent.eps_now == 0.1
-    agent.learn([Outcome(STATE, 0, True, 1.0)] * 3)
-    agent.learn([Outcome(STATE, 0, False, 1.0)])                      # the value drops by more than 0.2
+    agent.learn([Outcome(STATE, 0, True, 1.0)] * 19)
+    agent.learn([Outcome(STATE, 0, False, 1.0)] * 3)   # evictions among completions: the history still holds
+    assert agent.eps_now == 0.1
+    agent.learn([Outcome(STATE, 0, False, 1.0)])       # the recent rewards now depart from the history's mean
     assert agent.eps_now == pytest.approx(0.4)
 
 
@@ -106,3 +117,17 @@ def test_the_scheduler_names_bad_options_and_missing_flags(pool3w, tmp_path):
     with pytest.raises(PolicyOptionError, match="run Batsim with --enable-dynamic-jobs --acknowledge-dynamic-jobs"):
         run_simulation(pool3w["platform"], [pool3w["workloads"]], agent, export=str(tmp_path / "o"),
                        events=[pool3w["events"]])
+
+
+def test_the_reproduction_script_runs_the_headline_cases(tmp_path):
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])))
+    done = subprocess.run([sys.executable, "scripts/reproduce_volunteer.py", "--out", str(tmp_path), "--pcs", "20",
+                           "--clusters", "2", "--days", "4", "--jobs-per-hour", "3", "--headline"],
+                          cwd=root, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    with open(tmp_path / "volunteer.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["policy"], r["epsilon"]) for r in rows] == [("random", ""), ("bandit", "0.01"), ("bandit", "0.1")]
+    assert all(float(r["total_mwh"]) == pytest.approx(float(r["good_mwh"]) + float(r["wasted_mwh"])) for r in rows)
+    assert "epsilon 0.1: total energy cut" in done.stdout and not (tmp_path / "volunteer.png").exists()

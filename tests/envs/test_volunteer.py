@@ -181,6 +181,25 @@ def test_idle_pcs_sleep_and_wake_for_a_job(tmp_path):
     assert s.jobs["w0!1"].start_time == pytest.approx(40 * 60 + 30)
 
 
+
+def test_each_pc_sleeps_by_its_own_rooms_hours(tmp_path):
+    # one PC always open, one in a room open 9-17 (hosts in name order): at 00:40 only the second has slept
+    write_pool_platform([Cluster("a_open", 1, "normal", 57.0, 40.0, 2.0, 0, 24, True, 1.0),
+                         Cluster("b_day", 1, "normal", 57.0, 40.0, 2.0, 9, 17, True, 1.0)], tmp_path / "p.xml")
+    wl = {"nb_res": 2, "jobs": [{"id": str(i), "subtime": 40 * 60.0, "res": 1, "profile": "p"} for i in range(2)],
+          "profiles": {"p": {"type": "parallel_homogeneous", "cpu": 60.0, "com": 0}}}
+    (tmp_path / "w.json").write_text(json.dumps(wl))
+    write_events([Login(40 * DAY, 0, 40 * DAY + 600)], tmp_path / "e.jsonl")
+    env = make({"platform": tmp_path / "p.xml", "workloads": tmp_path / "w.json", "events": tmp_path / "e.jsonl"},
+               level="computer")
+    obs, info = env.reset(seed=0)
+    done = False
+    while not done:                                 # each job on the first PC that can take it
+        obs, _, done, _, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+    jobs = env.scheduler.jobs
+    assert list(jobs["w0!0"].alloc) == [0] and jobs["w0!0"].start_time == 40 * 60
+    assert list(jobs["w0!1"].alloc) == [1] and jobs["w0!1"].start_time == pytest.approx(40 * 60 + 30)
+
 def test_a_miscreant_runs_until_its_owner_kills_it(tmp_path):
     s, fig = play(one_pc(tmp_path, [(4 * HOUR, 1e9, 10 * HOUR)]))
     assert s.jobs["w0!0"].finish_time == 10 * HOUR and s.jobs["w0!0"].final_state == "COMPLETED_KILLED"

@@ -8,9 +8,14 @@ no more).
   rewards, the reward of age ``i`` (0 the newest) weighing ``exp(-i^2 / (2 (history/2)^2))``;
   an untried action is worth 0, and so is leaving the job queued (it earns no reward).
 - Choice (eq. 6): with probability epsilon_t a random open action (full rooms/PCs removed), else the
-  best open one (ties go to placing, then at random).  epsilon_t starts at 1 and decays by
-  ``decay`` per decision down to ``epsilon``; a reward that moves its action's value by more than
-  ``divergence`` (the rewards diverge from what was learnt) raises epsilon_t by ``boost``.
+  best open one.  Ties go to leaving the job queued (our choice: the paper values both 0), so a job
+  is placed greedily only where placing has paid; in a state never seen only exploration places it,
+  and the price of not knowing is waiting rather than an evicted run.  A queued job is decided again
+  every negotiation cycle.  epsilon_t starts at 1 and decays by ``decay`` per decision down to
+  ``epsilon``; when the rewards diverge from what was learnt -- the recent (gaussian-weighted)
+  value of the action departs from the plain mean of its history by more than ``divergence`` --
+  epsilon_t rises by ``boost``.  (A single eviction among completions moves neither far; a change of
+  regime, such as term starting, does.)
 - The 3am cut-off rule: a job whose longest evicted run would not end before the 3am reboot waits.
 """
 from __future__ import annotations
@@ -62,9 +67,9 @@ class RewardHistory:
     def learn(self, outcomes: Iterable[Outcome]) -> None:
         for o in outcomes:
             key = (tuple(int(x) for x in o.state), int(o.action))
-            before = self.value(*key) if key in self.rewards else None
-            self.rewards.setdefault(key, deque(maxlen=self.history)).append(self.reward(o.completed, o.efficiency))
-            if before is not None and abs(self.value(*key) - before) > self.divergence:
+            past = self.rewards.setdefault(key, deque(maxlen=self.history))
+            past.append(self.reward(o.completed, o.efficiency))
+            if abs(self.value(*key) - sum(past) / len(past)) > self.divergence:
                 self.eps_now = min(1.0, self.eps_now + self.boost)
 
     def act(self, obs: np.ndarray, mask: np.ndarray) -> int:
@@ -78,8 +83,7 @@ class RewardHistory:
         state = tuple(int(x) for x in obs)
         values = np.array([self.value(state, int(a)) if a != queue else 0.0 for a in open_])
         best = open_[np.isclose(values, values.max())]
-        placing = best[best != queue]
-        return int(self.rng.choice(placing if len(placing) else best))
+        return queue if queue in best else int(self.rng.choice(best))
 
     def __call__(self, obs: np.ndarray) -> int:
         return self.act(obs, self.scheduler.action_mask())

@@ -41,6 +41,7 @@ from typing import Any, Mapping, NamedTuple, Optional
 import numpy as np
 
 from ...scheduler import HostState, Job, Scheduler, register
+from ...scheduler.view import bits_of
 from ..options import PolicyOptionError, number_option, refuse_unknown
 from .base import AgentMixin
 from .shutdown import _action_int
@@ -95,6 +96,7 @@ class VolunteerPool(Scheduler):
         self.queue: list[Job] = []
         self.turn: dict[str, float] = {}            # queued job -> when it is decided again
         self.arrival: dict[str, float] = {}         # base id -> first submission
+        self.give_up: dict[str, float] = {}         # job id -> when its owner kills it
         self.evicted_run: dict[str, float] = {}     # base id -> longest evicted run (s)
         self.copies: dict[str, int] = {}            # base id -> copies registered
         self.placed: dict[str, tuple[tuple[int, ...], int]] = {}   # job id -> (state, action)
@@ -122,11 +124,13 @@ class VolunteerPool(Scheduler):
         try:
             self.cluster_of = np.array([int(r.properties["cluster"]) for r in hosts])
             self.active_w = np.array([float(r.properties["active_w"]) for r in hosts])
-            self.hours = [(int(r.properties["opens"]), int(r.properties["closes"]), r.properties["weekends"] == "1")
-                          for r in hosts]
+            hours = [(int(r.properties["opens"]), int(r.properties["closes"]), r.properties["weekends"] == "1")
+                     for r in hosts]
         except (KeyError, ValueError):
             raise PolicyOptionError("the volunteer pool needs a platform from platforms/volunteer.py (host properties "
                                     "cluster, active_w, opens, closes, weekends)") from None
+        self.openings = sorted(set(hours))          # the distinct opening hours, and each PC's index in them
+        self.opening_of = [self.openings.index(x) for x in hours]
         self.nb_clusters = int(self.cluster_of.max()) + 1
         self.cluster_masks = [sum(1 << int(h) for h in np.flatnonzero(self.cluster_of == c)) for c in range(self.nb_clusters)]
         self.least_w = float(self.active_w.min())
@@ -139,9 +143,12 @@ class VolunteerPool(Scheduler):
     def n_actions(self) -> int:
         return {"computer": len(self.platform) + 1, "system": 2}.get(self.level, self.nb_clusters + 1)
 
-    def open_now(self, h: int) -> bool:
-        opens, closes, weekends = self.hours[h]
-        return (weekends or int(self.now // DAY) % 7 < 5) and opens <= (self.now % DAY) / 3600.0 < closes
+    def idle_limits(self) -> list[float]:
+        """How long an idle PC stays awake now, per opening hours (index ``opening_of[h]``): one test
+        per kind of opening hours rather than per PC, which matters at the pool's full size."""
+        day, hour = int(self.now // DAY) % 7, (self.now % DAY) / 3600.0
+        return [self.idle_open if (weekends or day < 5) and opens <= hour < closes else self.idle_closed
+                for opens, closes, weekends in self.openings]
 
     def takers(self) -> int:
         """PCs that can take a job now: idle or asleep, nobody logged in, none waking for a job."""
@@ -155,7 +162,9 @@ class VolunteerPool(Scheduler):
             self.reject(job)
             return
         self.unacknowledged.discard(job.id)
-        self.arrival.setdefault(base_id(job.id), job.subtime)
+        arrival = self.arrival.setdefault(base_id(job.id), job.subtime)
+        # the owner's kill: its ``kill_at``, else ``patience`` after the first submission
+        self.give_up[job.id] = job.extra.get("kill_at", arrival + self.patience)
         self.queue.append(job)
         self.turn[job.id] = self.now
 
@@ -165,6 +174,7 @@ class VolunteerPool(Scheduler):
         self.idle_since[h] = self.now
         run = job.finish_time - job.start_time
         energy = run * self.active_w[h]
+        self.give_up.pop(job.id, None)
         key = base_id(job.id)
         done = job.final_state == "COMPLETED_SUCCESSFULLY"
         if done:
@@ -192,10 +202,6 @@ class VolunteerPool(Scheduler):
         self.register_job(f"{key}#{k}", 1, job.profile_name, d.walltime, **dict(d.extra))
         self.unacknowledged.add(f"{key}#{k}")
         self.registered += 1
-
-    def give_up_at(self, job: Job) -> float:
-        """When the job's owner kills it: its ``kill_at``, else ``patience`` after its submission."""
-        return job.extra.get("kill_at", self.arrival.get(base_id(job.id), job.subtime) + self.patience)
 
     def evict(self, job: Job, reboot: bool = False) -> None:
         self.evicting.add(job.id)
@@ -244,7 +250,7 @@ class VolunteerPool(Scheduler):
             self.switch_on(h)
 
     def random_host(self, mask: int) -> int:
-        hosts = [h for h in range(mask.bit_length()) if mask >> h & 1]
+        hosts = bits_of(mask)
         return int(hosts[self.rng.integers(len(hosts))])
 
     # --- the round ---------------------------------------------------------------------------
@@ -256,12 +262,12 @@ class VolunteerPool(Scheduler):
                     self.evict(job, reboot=True)
             self.reboot_at = next_reboot(now)
         for job in list(self.jobs.running.values()):
-            if self.give_up_at(job) <= now and not job.kill_requested:
+            if self.give_up[job.id] <= now and not job.kill_requested:
                 self.owner_killed.add(job.id)
                 self.kill(job)
-        for job in [j for j in self.queue if self.give_up_at(j) <= now]:
+        for job in [j for j in self.queue if self.give_up[j.id] <= now]:
             self.queue.remove(job)
-            del self.turn[job.id]
+            del self.turn[job.id], self.give_up[job.id]
             self.reject(job)
         self.start_woken()
         self.power()
@@ -270,8 +276,8 @@ class VolunteerPool(Scheduler):
     def power(self) -> None:
         pf = self.platform
         idle = pf.free_mask & ~sum(1 << h for h in self.pending)
-        due = [h for h in range(idle.bit_length()) if idle >> h & 1
-               and self.now + SLACK - self.idle_since[h] >= (self.idle_open if self.open_now(h) else self.idle_closed)]
+        limit, opening = self.idle_limits(), self.opening_of
+        due = [h for h in bits_of(idle) if self.now + SLACK - self.idle_since[h] >= limit[opening[h]]]
         if due:
             self.switch_off(due)
 
@@ -285,10 +291,9 @@ class VolunteerPool(Scheduler):
             times.append(min(self.turn[j.id] for j in self.queue))
         if self.jobs.running:
             times.append(self.reboot_at)
-            times += [self.give_up_at(j) for j in self.jobs.running.values()]
-        idle = self.platform.free_mask
-        times += [self.idle_since[h] + (self.idle_open if self.open_now(h) else self.idle_closed)
-                  for h in range(idle.bit_length()) if idle >> h & 1]
+            times += [self.give_up[j] for j in self.jobs.running]
+        limit, opening = self.idle_limits(), self.opening_of
+        times += [self.idle_since[h] + limit[opening[h]] for h in bits_of(self.platform.free_mask)]
         later = [t for t in times if t > now + SLACK]
         if later and self.work_left():
             t = min(later)
