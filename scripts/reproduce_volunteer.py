@@ -116,7 +116,7 @@ def main(argv=None) -> int:
         todo = [r for r in todo if r["policy"] == "random"
                 or (r["level"] == "cluster" and r["sigma"] == 0.5 and r["epsilon"] in (0.1, min(EPSILONS)))]
     rows = []
-    for spec in progress(todo, "runs", every=1):
+    for spec in progress(todo, "simulations", every=1, unit="runs"):
         env = gym.make("batsched_py/VolunteerPool-v0", platform=paths["platform"], workloads=paths["workloads"],
                        events=paths["events"], level=spec["level"],
                        sigma=spec["sigma"] if spec["sigma"] != "" else 0.5, seed=args.seed).unwrapped

@@ -14,8 +14,8 @@ T = TypeVar("T")
 
 
 def progress(items: Iterable[T], desc: str, enabled: bool = True,
-             every: int = 50_000) -> Generator[T, None, None]:
-    """Yield ``items`` while reporting progress on stderr."""
+             every: int = 50_000, unit: str = "lines") -> Generator[T, None, None]:
+    """Yield ``items`` while reporting progress on stderr, counted in ``unit``."""
     if not enabled:
         yield from items
         return
@@ -24,11 +24,11 @@ def progress(items: Iterable[T], desc: str, enabled: bool = True,
     except ImportError:
         tqdm = None
     if tqdm is not None:
-        yield from tqdm(items, desc=desc, unit=" lines", file=sys.stderr, leave=False)
+        yield from tqdm(items, desc=desc, unit=f" {unit}", file=sys.stderr, leave=False)
         return
     count = 0
     for count, item in enumerate(items, 1):
         if count % every == 0:
-            print(f"{desc}: {count} lines", file=sys.stderr, flush=True)
+            print(f"{desc}: {count} {unit}", file=sys.stderr, flush=True)
         yield item
-    print(f"{desc}: {count} lines, done", file=sys.stderr, flush=True)
+    print(f"{desc}: {count} {unit}, done", file=sys.stderr, flush=True)

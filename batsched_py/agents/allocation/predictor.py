@@ -50,7 +50,7 @@ def record_telemetry(jobs: Jobs, nb_processors: int, params: ThermalParams = The
     steps = int(np.ceil((float(jobs.submit[-1]) + 1) / period))
     out = np.zeros((steps, nb_processors, 5), np.float32)
     from ...workloads.progress import progress as bar
-    for k in bar(range(steps), "telemetry (10-minute steps)", enabled=progress, every=5000):
+    for k in bar(range(steps), "telemetry", enabled=progress, every=5000, unit="10-minute steps"):
         cluster.run(allocate, until=(k + 1) * period)
         m = cluster.model
         out[k] = np.stack([m.utilisation, 1 - m.utilisation, placed / params.cores,
