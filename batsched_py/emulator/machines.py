@@ -300,10 +300,15 @@ class Machines:
         self._load[h] = load
         key = (h, self._sg_pstate[h], load)
         watts = self._watts_of.get(key)
-        if watts is None:
-            host = self.hosts[h]
-            watts = self._watts_of[key] = power(host.pstates[key[1]], min(load / host.core_count, 1.0))
-        self._watts[h] = watts
+        self._watts[h] = watts if watts is not None else self._watts_at(key)
+
+    def _watts_at(self, key: tuple[int, int, float]) -> float:
+        """The power of host ``key[0]`` at SimGrid pstate ``key[1]`` with load ``key[2]`` (cores),
+        worked out once per run."""
+        h, pstate, load = key
+        host = self.hosts[h]
+        watts = self._watts_of[key] = power(host.pstates[pstate], min(load / host.core_count, 1.0))
+        return watts
 
     def hosts_energy(self, t: float, hosts) -> np.longdouble:
         """Energy (J) of ``hosts`` read at ``t`` (each one updated), summed as Batsim sums a job's
@@ -667,17 +672,13 @@ class Machines:
         before the server hears of it (switch_done, which writes the rows)."""
         state, pstate, target = self._state, self._pstate, self._target
         counts, since, time_in = self._counts, self._since, self._time_in
-        energy = self.energy_enabled
+        reached: list[int] = []
         for h in hosts:
             old = state[h]
             if old != SW_ON and old != SW_OFF:
                 continue
             pstate[h] = target[h]
-            if energy:    # _switch_power((h,)) inlined
-                self._update(h, t)
-                self._sg_pstate[h] = pstate[h]
-                self._set_load(h, self._load[h])
-            self._reached.add(h)
+            reached.append(h)
             # _move((h,), new, t) inlined: the same additions in the same (host) order
             new = SLEEPING if old == SW_OFF else IDLE
             time_in[old] += t - since[h]
@@ -685,6 +686,9 @@ class Machines:
             counts[old] -= 1
             counts[new] += 1
             state[h] = new
+        # (each host's energy depends on its own figures only: updated after the states, the same)
+        self._switch_power(t, reached)
+        self._reached.update(reached)
 
     def switch_done(self, t: float, hosts: ProcSet | list[int] | int) -> None:
         """Hosts whose sleep/wake switch completes at ``t``: they reach their target
@@ -719,10 +723,17 @@ class Machines:
         """SimGrid's pstate of ``hosts`` becomes the one set here: energy updated first."""
         if not self.energy_enabled:
             return
+        energy, last, watts = self._host_energy, self._host_t, self._watts
+        sg_pstate, pstate, load, watts_of = self._sg_pstate, self._pstate, self._load, self._watts_of
         for h in hosts:
-            self._update(h, t)
-            self._sg_pstate[h] = self._pstate[h]
-            self._set_load(h, self._load[h])
+            # _update(h, t) then _set_load(h, load[h]) at the new pstate, inlined (hosts by the dozen)
+            if last[h] < t:
+                energy[h] = energy[h] + watts[h] * (t - last[h])
+                last[h] = t
+            key = (h, pstate[h], load[h])
+            sg_pstate[h] = key[1]
+            w = watts_of.get(key)
+            watts[h] = w if w is not None else self._watts_at(key)
 
     def _pstate_row(self, t: float, hosts, pstate: int) -> None:
         if self.writers is not None and self.energy_enabled:
