@@ -57,6 +57,8 @@ class Scheduler:
         self.finished = False
         self._decision_time = 0.0
         self._outbox: list[p.Event] = []
+        # per host, the pstate switch_off / switch_on send it to (see _switch_targets)
+        self._targets: Optional[tuple[Platform, dict[str, list[Optional[int]]]]] = None
 
     # --- callbacks: override what the policy needs -------------------------------------
     def on_simulation_begins(self, event: p.SimulationBegins) -> None: ...
@@ -177,7 +179,7 @@ class Scheduler:
     def switch_off(self, hosts: ProcSet | Iterable[int] | int) -> None:
         """Put hosts to sleep in their first declared sleep pstate."""
         hosts = _hosts(hosts)
-        for pstate, group in self._group_by(hosts, lambda r: r.power.sleep[0].sleep).items():
+        for pstate, group in self._group_by(hosts, "sleep").items():
             self.set_pstate(group, pstate)
 
     def switch_on(self, hosts: ProcSet | Iterable[int] | int, pstate: Optional[int] = None) -> None:
@@ -186,7 +188,7 @@ class Scheduler:
         if pstate is not None:
             self.set_pstate(hosts, pstate)
             return
-        for target, group in self._group_by(hosts, lambda r: r.power.compute_pstates[0]).items():
+        for target, group in self._group_by(hosts, "wake").items():
             self.set_pstate(group, target)
 
     def register_profile(self, workload: str, name: str, profile: Mapping[str, Any]) -> None:
@@ -230,14 +232,34 @@ class Scheduler:
         except KeyError:
             raise DecisionError(f"{decision} {job}: no such job was submitted") from None
 
-    def _group_by(self, hosts: ProcSet, key) -> dict[Any, list[int]]:
-        groups: dict[Any, list[int]] = {}
+    def _group_by(self, hosts: ProcSet, kind: str) -> dict[int, list[int]]:
+        """``hosts`` by the pstate switch_off ("sleep": their first sleep pstate) or switch_on
+        ("wake": their first compute pstate) sends them to."""
+        targets = self._switch_targets(kind)
+        groups: dict[int, list[int]] = {}
         for h in hosts:
-            r = self.platform[h]
-            if r.power is None or not r.power.sleep:
-                raise DecisionError(f"host {h} ({r.name}) declares no sleep pstate")
-            groups.setdefault(key(r), []).append(h)
+            target = targets[h]
+            if target is None:
+                raise DecisionError(f"host {h} ({self.platform[h].name}) declares no sleep pstate")
+            group = groups.get(target)
+            if group is None:
+                groups[target] = [h]
+            else:
+                group.append(h)
         return groups
+
+    def _switch_targets(self, kind: str) -> list[Optional[int]]:
+        """Each host's pstate for _group_by (None: no sleep pstate), worked out once per platform."""
+        cached = self._targets
+        if cached is None or cached[0] is not self.platform:
+            cached = self._targets = (self.platform, {})
+        targets = cached[1].get(kind)
+        if targets is None:
+            targets = cached[1][kind] = [
+                None if r.power is None or not r.power.sleep
+                else r.power.sleep[0].sleep if kind == "sleep" else r.power.compute_pstates[0]
+                for r in self.platform]
+        return targets
 
     def _send(self, event: p.Event) -> None:
         self._outbox.append(event)
