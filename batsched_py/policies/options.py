@@ -1,6 +1,6 @@
 """Policy options (the ``--config`` JSON object): their error type and the checks they share."""
 import math
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 
 class PolicyOptionError(ValueError):
@@ -22,6 +22,14 @@ def number_option(options: Mapping[str, Any], name: str, default: float, *, posi
         raise PolicyOptionError(f"option {name}: {value!r} is not a finite {'positive' if positive else 'non-negative'} "
                                 "number")
     return float(value)
+
+
+def choice_option(options: Mapping[str, Any], name: str, default: str, choices: Sequence[str]) -> str:
+    """Option ``name``: one of ``choices``, or ``default`` when absent."""
+    value = options.get(name, default)
+    if value not in choices:
+        raise PolicyOptionError(f"option {name}: {value!r} is not one of {', '.join(choices)}")
+    return value
 
 
 #: What each built-in option does, for ``list-schedulers`` (defaults: each policy's OPTION_DEFAULTS).

@@ -38,7 +38,7 @@ import numpy as np
 
 from ...scheduler import HostState, Job, Scheduler, register
 from ...scheduler.view import lowest_bits, procset_of_mask
-from ..options import PolicyOptionError, number_option, refuse_unknown
+from ..options import PolicyOptionError, choice_option, number_option, refuse_unknown
 from ..power import read_runtimes, require_sleep_states
 from .base import ActionError, AgentMixin
 from .loading import load_policy
@@ -59,9 +59,7 @@ class ElasticPool(Scheduler):
         super().__init__(options)
         o = self.options
         refuse_unknown(o, self.OPTIONS, type(self).__name__)
-        self.mode = o.get("mode", "scheduling")
-        if self.mode not in MODES:
-            raise PolicyOptionError(f"option mode: {self.mode!r} is not one of {', '.join(MODES)}")
+        self.mode = choice_option(o, "mode", "scheduling", MODES)
         self.pool_size = _int_option(o, "pool", 81)
         self.min_pool = _int_option(o, "min_pool", 30)
         self.period = number_option(o, "period", 900.0, positive=True)

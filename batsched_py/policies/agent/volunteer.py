@@ -42,7 +42,7 @@ import numpy as np
 
 from ...scheduler import HostState, Job, Scheduler, register
 from ...scheduler.view import bits_of
-from ..options import PolicyOptionError, number_option, refuse_unknown
+from ..options import PolicyOptionError, choice_option, number_option, refuse_unknown
 from .base import AgentMixin
 from .shutdown import _action_int
 
@@ -82,9 +82,7 @@ class VolunteerPool(Scheduler):
         super().__init__(options)
         o = self.options
         refuse_unknown(o, self.OPTIONS, type(self).__name__)
-        self.level = o.get("level", "cluster")
-        if self.level not in LEVELS:
-            raise PolicyOptionError(f"option level: {self.level!r} is not one of {', '.join(LEVELS)}")
+        self.level = choice_option(o, "level", "cluster", LEVELS)
         self.cycle = number_option(o, "cycle", 300.0, positive=True)
         self.idle_open = number_option(o, "idle_open", 3600.0, positive=True)
         self.idle_closed = number_option(o, "idle_closed", 900.0, positive=True)
