@@ -329,9 +329,7 @@ class Machines:
             self._leave_creation_power(t)
         if len(readers) == 1:
             return [self._read_alone(t, readers[0][0], readers[0][1], touched)]
-        last, n = self._host_t, len(self._host_t)
-        early = self._early
-        walks = [_read_order(hosts, n) for _, hosts in readers]
+        walks = [_read_order(hosts, len(self._host_t)) for _, hosts in readers]
         subs = [sub for sub, _ in readers]
         pending = list(range(len(readers)))
         k = min(subs, default=0)
@@ -342,20 +340,13 @@ class Machines:
                     waiting.append(i)
                     continue
                 for h in walks[i]:
-                    done = touched.get(h)
-                    if done is None:
-                        if last[h] >= t and h not in early:
-                            continue
-                        self._update(h, t)
-                    elif done < k:
-                        continue
-                    touched[h] = k
-                    subs[i] = k + 1
-                    waiting.append(i)
-                    break
+                    if self._pays(h, t, k, touched):
+                        subs[i] = k + 1
+                        waiting.append(i)
+                        break
             pending = waiting
             k += 1
-        early.clear()
+        self._early.clear()
         return subs
 
     def _read_alone(self, t: float, k: int, host_sets: list, touched: dict[int, int]) -> int:
@@ -372,17 +363,23 @@ class Machines:
             touched.update(zip(stale, range(k, k + len(stale))))
             return k + len(stale)
         for h in _read_order(host_sets, n):
-            done = touched.get(h)
-            if done is None:
-                if last[h] >= t and h not in early:
-                    continue
-                self._update(h, t)
-            elif done < k:
-                continue
-            touched[h] = k
-            k += 1
+            if self._pays(h, t, k, touched):
+                k += 1
         early.clear()
         return k
+
+    def _pays(self, h: int, t: float, k: int, touched: dict[int, int]) -> bool:
+        """Whether a reader in sub-round ``k`` pays a simcall for host ``h``: a host not up to date
+        at ``t`` (updated now), or one another reader updates in this same sub-round."""
+        done = touched.get(h)
+        if done is None:
+            if self._host_t[h] >= t and h not in self._early:
+                return False
+            self._update(h, t)
+        elif done < k:
+            return False
+        touched[h] = k
+        return True
 
     def action_ended(self, t: float, hosts) -> None:
         """A CPU action on ``hosts`` ended or was cancelled at ``t``, its load still counted:
