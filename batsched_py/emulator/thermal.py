@@ -107,13 +107,8 @@ class ThermalParams:
             return
         if not (isinstance(self.leakage_growth, (int, float)) and 0 < self.leakage_growth <= 1):
             raise EmulatorError(f"thermal model: leakage_growth must be in (0, 1] per K, got {self.leakage_growth!r}")
-        if self.leakage > 0:
-            # the drive inlet + R P - T is convex in T: a steady state exists iff its minimum, where
-            # R L'(T) = 1, is below zero for a fully loaded processor of the warmest rack
-            b, scale = self.leakage_growth, self.leakage * LEAKAGE_SPAN / np.expm1(self.leakage_growth * LEAKAGE_SPAN)
-            knee = self.reference + np.log(1.0 / (self.resistance * scale * b)) / b
-            if float(self._drive(1.0, knee, self.inlet_max)) >= 0:
-                raise EmulatorError(
+        if self.leakage > 0 and not np.isfinite(self.steady_state(1.0, self.inlet_max)):
+            raise EmulatorError(
                     f"thermal model: with exponential leakage ({self.leakage:g} W/K, growth {self.leakage_growth:g}/K) "
                     f"and resistance {self.resistance:g} K/W a fully loaded processor at inlet {self.inlet_max:g} C "
                     "has no steady state (thermal runaway); lower leakage, leakage_growth or resistance")
@@ -156,20 +151,26 @@ class ThermalParams:
         return inlet + self.resistance * self.power(utilisation, temperature) - np.asarray(temperature, dtype=float)
 
     def steady_state(self, utilisation, inlet) -> np.ndarray:
-        """Temperature (C) a processor settles at under constant ``utilisation`` and ``inlet``."""
+        """Temperature (C) a processor settles at under constant ``utilisation`` and ``inlet``
+        (inf where exponential leakage runs away)."""
         inlet = np.asarray(inlet, dtype=float)
         if self.leakage_model == "linear":
             drive = self.idle + self.dynamic(utilisation) - self.leakage * self.reference
             return (inlet + self.resistance * drive) / (1.0 - self.resistance * self.leakage)
-        # Newton from below the stable root: the drive is convex, so the iterates rise to it
-        lowest_leak = -self.leakage * LEAKAGE_SPAN / np.expm1(self.leakage_growth * LEAKAGE_SPAN)
-        t = inlet + self.resistance * (self.idle + self.dynamic(utilisation) + lowest_leak)
+        # The drive inlet + R P - T is convex in T: a root exists iff its maximum, at the knee where
+        # R L'(T) = 1, is at least zero (else runaway: inf); Newton from below rises to the stable root.
+        u = np.broadcast_to(np.asarray(utilisation, dtype=float), np.broadcast(utilisation, inlet).shape)
+        b, scale = self.leakage_growth, self.leakage * LEAKAGE_SPAN / np.expm1(self.leakage_growth * LEAKAGE_SPAN)
+        knee = self.reference + np.log(1.0 / (self.resistance * scale * b)) / b if self.leakage > 0 else np.inf
+        runaway = self._drive(u, knee, inlet) >= 0 if self.leakage > 0 else np.zeros(u.shape, bool)
+        u = np.where(runaway, 0.0, u)
+        t = inlet + self.resistance * (self.idle + self.dynamic(u) - scale)     # (L(-inf) = -scale)
         for _ in range(100):
-            step = self._drive(utilisation, t, inlet) / (1.0 - self.resistance * self.leak_slope(t))
+            step = self._drive(u, t, inlet) / (1.0 - self.resistance * self.leak_slope(t))
             t = t + step
             if np.abs(step).max() < 1e-9:
                 break
-        return t
+        return np.where(runaway, np.inf, t)
 
     def time_constant(self, temperature=None) -> float:
         """Seconds for a small deviation from steady state at ``temperature`` (C; any, for the

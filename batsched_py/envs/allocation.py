@@ -26,7 +26,9 @@ replayed by :class:`~batsched_py.agents.allocation.cluster.Cluster` with the emu
 power/temperature model (emulator/thermal.py, ``backend="physics"``, for evaluation) or with the
 tandem LSTM predictor standing in for the machines (``backend="predictor"``, training, as the thesis
 trains offline on a learned model).  The trained agent runs in Batsim as the ``thermal-allocation``
-scheduler, which keeps the same model of its own processors to observe.
+scheduler, which keeps the same model of its own processors to observe.  ``thermal`` overrides
+:class:`~batsched_py.emulator.thermal.ThermalParams` fields, e.g. ``{"leakage_model": "exponential"}``
+(a predictor backend must have been trained on that leakage model's telemetry).
 
 Episodes: ``episode_days`` days of the trace from the submission of a random job
 (``reset(options={"start": s})`` picks the start, in s).  ``info`` at the end: mean power (W), mean temperature (C) and mean wait (s) of the agent
@@ -34,6 +36,7 @@ and of the baseline.
 """
 from __future__ import annotations
 
+from dataclasses import fields
 from pathlib import Path
 from typing import Any, Optional
 
@@ -72,6 +75,10 @@ class AllocationEnv(gym.Env):
             raise EnvError(f"alpha: {alpha!r} is not a non-negative number")
         if not episode_days > 0:
             raise EnvError(f"episode_days: {episode_days!r} is not a positive number")
+        unknown = sorted(set(thermal or {}) - ({f.name for f in fields(ThermalParams)} - {"cores"}))
+        if unknown:
+            raise EnvError(f"thermal: {', '.join(map(repr, unknown))}: not a ThermalParams field other than cores "
+                           "(e.g. leakage_model, leakage_growth, resistance)")
         self.params = ThermalParams(cores=cores, **(thermal or {}))
         self.jobs = jobs if isinstance(jobs, Jobs) else load_jobs(jobs, cores)
         self.n, self.J, self.alpha, self.baseline = nb_processors, J, float(alpha), ALLOCATORS[baseline]

@@ -157,3 +157,16 @@ def test_a_saved_dqn_deploys_by_name_and_bad_models_and_jobs_are_refused(tmp_pat
     big = workload(tmp_path / "big.json", [30])
     with pytest.raises(Exception, match="job w0!0 asks for 30 cores; a processor has 24"):
         simulate(platform96, [big], registry.create("thermal-allocation"))
+
+
+def test_the_scheduler_observes_the_leakage_model_it_is_given(tmp_path, platform96):
+    jobs = workload(tmp_path / "w.json", [24] * 4, every=60)
+    temperature = {}
+    for leakage in ("linear", "exponential"):
+        scheduler = registry.create("thermal-allocation", {"policy": "greedy", "leakage_model": leakage})
+        simulate(platform96, [jobs], scheduler)
+        temperature[leakage] = scheduler.model.temperature.copy()
+    # the same placements; the full processors end hotter under exponential leakage's observation
+    assert temperature["exponential"].max() > temperature["linear"].max()
+    with pytest.raises(PolicyOptionError, match="leakage_model 'cubic'.*options cores_per_node, leakage_model"):
+        simulate(platform96, [jobs], registry.create("thermal-allocation", {"leakage_model": "cubic"}))

@@ -11,6 +11,7 @@ from batsched_py.agents.allocation.cluster import ALLOCATORS
 from batsched_py.agents.allocation.jobs import Jobs, JobsError, load_jobs
 from batsched_py.agents.allocation.predictor import (PredictorError, record_telemetry, save_predictor,
                                                      train_predictor)
+from batsched_py.emulator import EmulatorError
 from batsched_py.envs import EnvError
 
 
@@ -94,9 +95,12 @@ def test_two_head_jobs_per_decision_and_the_fallback_for_a_full_processor():
 def test_bad_arguments_and_jobs_too_big_for_a_processor(tmp_path):
     for kw, words in [({"J": 3}, "J: 3"), ({"baseline": "fifo"}, "baseline 'fifo'"),
                       ({"backend": "x"}, "backend 'x'"), ({"nb_processors": 0}, "nb_processors"),
-                      ({"alpha": -1}, "alpha")]:
+                      ({"alpha": -1}, "alpha"), ({"thermal": {"leakage_modle": "x"}}, "thermal: 'leakage_modle'"),
+                      ({"thermal": {"cores": 12}}, "thermal: 'cores'")]:
         with pytest.raises(EnvError, match=words):
             make(**kw)
+    with pytest.raises(EmulatorError, match="leakage_model 'cubic'"):
+        make(thermal={"leakage_model": "cubic"})
     workload = tmp_path / "w.json"
     workload.write_text(json.dumps({"nb_res": 48, "profiles": {"d": {"type": "delay", "delay": 10}},
                                     "jobs": [{"id": "7", "subtime": 0, "res": 30, "profile": "d"}]}))
@@ -124,6 +128,9 @@ def test_predictor_backend_and_its_file_errors(tmp_path):
         make(backend="predictor", predictor=str(tmp_path / "missing.pt"))
     with pytest.raises(PredictorError, match="trained on processors of 24 cores, these have 12"):
         make(backend="predictor", predictor=str(path), cores=12, jobs=busy_jobs())
+    with pytest.raises(PredictorError, match="trained on telemetry of the linear leakage model, this model has "
+                                             "exponential leakage"):
+        make(backend="predictor", predictor=str(path), thermal={"leakage_model": "exponential"})
     (tmp_path / "junk.pt").write_text("not torch")
     with pytest.raises(PredictorError, match="not a saved predictor"):
         make(backend="predictor", predictor=str(tmp_path / "junk.pt"))
@@ -150,3 +157,17 @@ def test_spare_cores_in_the_state_are_those_that_do_not_overheat():
         assert not overheats(model, p, int(spare[p]), 60.0) and overheats(model, p, int(spare[p]) + 1, 60.0)
     assert (room(model, 200.0) == 24).all()
     assert np.allclose(observation(model, [3], 60.0)[3::4][:4], spare / 24)
+
+
+def test_under_exponential_leakage_consolidation_still_earns_and_full_processors_have_less_room():
+    from batsched_py.agents.allocation.cluster import room
+    exponential = make(thermal={"leakage_model": "exponential"})
+    check_env(exponential, skip_render_check=True)
+    total, info = play(exponential, lambda env, obs: ALLOCATORS["greedy"](env.agent, env.agent.head_cores()))
+    assert total > 0 and info["agent_power_W"] < info["baseline_power_W"]
+    linear = make()
+    for env in (linear, exponential):
+        env.reset(options={"start": 0})
+    # at 85 C: a full processor of the warmest rack settles at 88.6 C (linear) or 94.1 C (exponential)
+    cool, warm = room(exponential.agent.model, 85.0), room(linear.agent.model, 85.0)
+    assert (cool <= warm).all() and cool[3] < warm[3]

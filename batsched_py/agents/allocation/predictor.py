@@ -166,14 +166,16 @@ def train_clustered(telemetry: np.ndarray, k: int = 3, kind: str = "tandem", l: 
                      for c in range(k)]
 
 
-def save_predictor(saved: dict, path: "str | Path") -> None:
+def save_predictor(saved: dict, path: "str | Path", leakage_model: str = "linear") -> None:
+    """Write ``saved`` to ``path`` with the leakage model of the telemetry it learnt from."""
     torch, _ = _torch()
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    torch.save({"batsched_py_predictor": 1, **saved}, path)
+    torch.save({"batsched_py_predictor": 1, **saved, "leakage_model": leakage_model}, path)
 
 
-def read_predictor(path: "str | Path", cores: Optional[int] = None):
-    """The network and its settings from ``path`` (one-line errors)."""
+def read_predictor(path: "str | Path", cores: Optional[int] = None, leakage_model: Optional[str] = None):
+    """The network and its settings from ``path`` (one-line errors); ``cores`` and ``leakage_model``,
+    when given, must be those it was trained on (files without a leakage model learnt the linear one)."""
     torch, _ = _torch()
     file = Path(path)
     if not file.is_file():
@@ -187,6 +189,10 @@ def read_predictor(path: "str | Path", cores: Optional[int] = None):
     if cores is not None and saved["cores"] != cores:
         raise PredictorError(f"predictor {path}: trained on processors of {saved['cores']} cores, "
                              f"these have {cores}")
+    trained = saved.setdefault("leakage_model", "linear")
+    if leakage_model is not None and trained != leakage_model:
+        raise PredictorError(f"predictor {path}: trained on telemetry of the {trained} leakage model, "
+                             f"this model has {leakage_model} leakage")
     try:
         net = _network(saved)
     except RuntimeError as exc:
@@ -303,5 +309,5 @@ class PredictedModel:
 
 def load_predictor(path: "str | Path", params: ThermalParams) -> Callable[[int], PredictedModel]:
     """A factory of predictor-backed models for ``nb_processors`` (for Allocation-v0's backend)."""
-    net, saved = read_predictor(path, params.cores)
+    net, saved = read_predictor(path, params.cores, params.leakage_model)
     return lambda nb_processors: PredictedModel(net, saved, params, nb_processors)

@@ -22,20 +22,20 @@ from ..base import QueuePolicy
 from ..options import PolicyOptionError, number_option
 from .base import AgentMixin
 
-AGENT_OPTIONS = ("policy", "J", "alpha", "max_temperature")
+AGENT_OPTIONS = ("policy", "J", "alpha", "max_temperature", "leakage_model")
 
 
 @register("thermal-allocation")
 class ThermalAllocation(AgentMixin, QueuePolicy):
     description = ("thermal-aware FCFS allocation of one-processor jobs: option 'policy' = round_robin, greedy, "
                    "coolest, online_opt1 or a saved DQN (.zip); cores_per_node (24), J (1), alpha (0.5), "
-                   "max_temperature (85 C)")
+                   "max_temperature (85 C), leakage_model (linear or exponential, the model it observes)")
     OPTIONS = QueuePolicy.OPTIONS | frozenset(AGENT_OPTIONS)
 
     @classmethod
     def option_defaults(cls) -> dict[str, Any]:
         return {**super().option_defaults(), "cores_per_node": 24, "policy": "round_robin", "J": 1,
-                "alpha": 0.5, "max_temperature": 85.0}
+                "alpha": 0.5, "max_temperature": 85.0, "leakage_model": "linear"}
 
     def __init__(self, options: Optional[Mapping[str, Any]] = None):
         options = {"cores_per_node": 24, **dict(options or {})}
@@ -55,9 +55,10 @@ class ThermalAllocation(AgentMixin, QueuePolicy):
     def on_simulation_begins(self, event) -> None:
         super().on_simulation_begins(event)
         try:
-            self.model = ThermalModel(ThermalParams(cores=self.cores), len(self.platform))
+            params = ThermalParams(cores=self.cores, leakage_model=self.options.get("leakage_model", "linear"))
+            self.model = ThermalModel(params, len(self.platform))
         except EmulatorError as exc:
-            raise PolicyOptionError(f"{exc} (option cores_per_node)") from None
+            raise PolicyOptionError(f"{exc} (options cores_per_node, leakage_model)") from None
         self.n = self.model.nb_processors
         self.params = self.model.params
         if self.policy is not None and hasattr(self.policy, "bind"):
