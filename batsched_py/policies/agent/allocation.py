@@ -5,8 +5,8 @@ processor (``cores_per_node`` consecutive hosts, default 24) by ``policy``: ``ro
 ``greedy``, ``coolest``, ``online_opt1`` (option ``alpha``), or a DQN saved by
 ``batsched_py.agents.allocation.dqn.train`` (.zip; ``dqn-allocation`` takes it as option ``model``).
 Batsim reports no temperature, so the scheduler keeps the emulator's power/temperature model of its
-own processors (emulator/thermal.py, fed its own job starts and ends) and observes it, exactly as
-``Allocation-v0`` does.  A job asking more cores than a processor has is an error.
+own processors (emulator/thermal.py, fed its own job starts and ends; option ``leakage_model``, as
+the agent was trained with) and observes it, exactly as ``Allocation-v0`` does.  A job asking more cores than a processor has is an error.
 """
 from __future__ import annotations
 
