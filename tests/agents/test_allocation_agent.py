@@ -1,5 +1,8 @@
 """The thermal-aware allocation agent: predictor training, DQN learning, deployment as a scheduler."""
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -170,3 +173,13 @@ def test_the_scheduler_observes_the_leakage_model_it_is_given(tmp_path, platform
     assert temperature["exponential"].max() > temperature["linear"].max()
     with pytest.raises(PolicyOptionError, match="leakage_model 'cubic'.*options cores_per_node, leakage_model"):
         simulate(platform96, [jobs], registry.create("thermal-allocation", {"leakage_model": "cubic"}))
+
+
+def test_the_study_refuses_a_bad_leakage_growth_in_one_line(tmp_path):
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, str(root / "scripts" / "thermal_allocation_study.py"), "--leakage",
+                           "exponential", "--leakage-growth", "2", "--shared", str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == ["thermal_allocation_study: error: thermal model: leakage_growth must "
+                                                "be in (0, 1] per K, got 2.0 (--leakage, --leakage-growth)"]
