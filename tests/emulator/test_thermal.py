@@ -87,7 +87,8 @@ def test_exponential_steady_state_and_time_constant():
     target = float(EXPONENTIAL.steady_state(1.0, 27.0))
     tc = EXPONENTIAL.time_constant(target)
     assert tc > PARAMS.time_constant() > EXPONENTIAL.time_constant(float(EXPONENTIAL.steady_state(0.0, 18.0)))
-    assert (float(EXPONENTIAL.relax(target - 0.01, 1.0, 27.0, tc)) - target) / -0.01 == pytest.approx(np.exp(-1), rel=1e-3)
+    left = (float(EXPONENTIAL.relax(target - 0.01, 1.0, 27.0, tc)) - target) / -0.01
+    assert left == pytest.approx(np.exp(-1), rel=1e-3)
     # the same leakage as the linear model at the reference and 50 K above it, more beyond
     assert float(EXPONENTIAL.leak(25.0)) == 0 and float(EXPONENTIAL.leak(75.0)) == pytest.approx(20.0)
     assert float(EXPONENTIAL.leak(90.0)) > float(PARAMS.leak(90.0)) > 0

@@ -6,7 +6,8 @@ processor (``cores_per_node`` consecutive hosts, default 24) by ``policy``: ``ro
 ``batsched_py.agents.allocation.dqn.train`` (.zip; ``dqn-allocation`` takes it as option ``model``).
 Batsim reports no temperature, so the scheduler keeps the emulator's power/temperature model of its
 own processors (emulator/thermal.py, fed its own job starts and ends; option ``leakage_model``, as
-the agent was trained with) and observes it, exactly as ``Allocation-v0`` does.  A job asking more cores than a processor has is an error.
+the agent was trained with) and observes it, exactly as ``Allocation-v0`` does.  A job asking more
+cores than a processor has is an error.
 """
 from __future__ import annotations
 
