@@ -9,7 +9,7 @@ from ..argtypes import count, non_negative
 from ..interrupts import exit_status, interruption, signals_interrupt
 from .engine import EngineOptions, Exchange
 from .errors import EmulatorError
-from .thermal import ThermalParams
+from .thermal import LEAKAGE_MODELS, ThermalParams
 
 __all__ = ["main", "emulate", "build_parser", "batsim_args_to_kwargs"]
 
@@ -80,6 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--thermal", type=count, default=0, metavar="CORES",
                     help="processor power/temperature model on, processors of CORES consecutive hosts: writes "
                          "PREFIX_thermal.csv every 10 minutes (emulator only; see emulator/thermal.py)")
+    ap.add_argument("--thermal-leakage", choices=LEAKAGE_MODELS, default=None,
+                    help="the thermal model's leakage (default linear; needs --thermal)")
     return ap
 
 
@@ -94,6 +96,8 @@ def _parse(args: Sequence[str]) -> argparse.Namespace:
         raise EmulatorError("at least one -w/--workload is needed (workflows are not supported)")
     if ns.acknowledge_dynamic_jobs and not ns.enable_dynamic_jobs:
         raise EmulatorError("--acknowledge-dynamic-jobs needs --enable-dynamic-jobs")
+    if ns.thermal_leakage and not ns.thermal:
+        raise EmulatorError("--thermal-leakage needs --thermal")
     return ns
 
 
@@ -107,7 +111,8 @@ def batsim_args_to_kwargs(args: Sequence[str]) -> dict[str, Any]:
     return dict(platform=ns.platform, workloads=ns.workload, output_prefix=ns.export, energy=ns.energy,
                 events=ns.events, mmax=ns.mmax, mmax_workload=ns.mmax_workload, master_host=ns.master_host,
                 progress=ns.progress, options=options, machine_states=not ns.disable_machine_state_tracing,
-                thermal=ThermalParams(cores=ns.thermal) if ns.thermal else None)
+                thermal=ThermalParams(cores=ns.thermal, leakage_model=ns.thermal_leakage or "linear")
+                if ns.thermal else None)
 
 
 def emulate(args: Sequence[str], exchange: Exchange):

@@ -160,10 +160,11 @@ def replay(case, prefix, thermal):
 
 
 @pytest.mark.golden
-@pytest.mark.parametrize("case", ["energy_bf-e128-hpc250-E", "easy_bf-e128-hpc250"])
-def test_outputs_unchanged_with_the_model_on_and_its_file_absent_when_off(case, tmp_path, golden_dir):
+@pytest.mark.parametrize("case, leakage", [("energy_bf-e128-hpc250-E", "linear"), ("easy_bf-e128-hpc250", "linear"),
+                                           ("easy_bf-e128-hpc250", "exponential")])
+def test_outputs_unchanged_with_the_model_on_and_its_file_absent_when_off(case, leakage, tmp_path, golden_dir):
     on = tmp_path / "on"
-    rep = replay(case, on, ThermalParams(cores=16))   # 128 hosts: 8 processors
+    rep = replay(case, on, ThermalParams(cores=16, leakage_model=leakage))   # 128 hosts: 8 processors
     assert rep.first_difference() is None
     assert not csv_differences(case, on)
     rows = (tmp_path / "on_thermal.csv").read_text().splitlines()
@@ -182,3 +183,8 @@ def test_the_command_line_turns_it_on():
     on = batsim_args_to_kwargs(["-p", "p.xml", "-w", "w.json", "--thermal", "16"])
     assert on["thermal"] == ThermalParams(cores=16)
     assert batsim_args_to_kwargs(["-p", "p.xml", "-w", "w.json"])["thermal"] is None
+    exponential = batsim_args_to_kwargs(["-p", "p.xml", "-w", "w.json", "--thermal", "16", "--thermal-leakage",
+                                         "exponential"])
+    assert exponential["thermal"] == ThermalParams(cores=16, leakage_model="exponential")
+    with pytest.raises(EmulatorError, match="--thermal-leakage needs --thermal"):
+        batsim_args_to_kwargs(["-p", "p.xml", "-w", "w.json", "--thermal-leakage", "exponential"])
