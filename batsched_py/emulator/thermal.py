@@ -97,21 +97,23 @@ class ThermalParams:
         for name in ("tau", "period", "resistance"):
             if not getattr(self, name) > 0:
                 raise EmulatorError(f"thermal model: {name} must be positive, got {getattr(self, name)!r}")
+        if not self.leakage >= 0:
+            raise EmulatorError(f"thermal model: leakage must be at least 0 W/K, got {self.leakage!r}")
         if self.leakage_model not in LEAKAGE_MODELS:
             raise EmulatorError(f"thermal model: leakage_model {self.leakage_model!r}: choose "
                                 f"{' or '.join(LEAKAGE_MODELS)}")
+        if not (isinstance(self.leakage_growth, (int, float)) and 0 < self.leakage_growth <= 1):
+            raise EmulatorError(f"thermal model: leakage_growth must be in (0, 1] per K, got {self.leakage_growth!r}")
         if self.leakage_model == "linear":
             if self.resistance * self.leakage >= 1:
                 raise EmulatorError(f"thermal model: resistance x leakage = {self.resistance * self.leakage:g} >= 1 "
                                     "makes temperature run away (thermal runaway); lower either")
             return
-        if not (isinstance(self.leakage_growth, (int, float)) and 0 < self.leakage_growth <= 1):
-            raise EmulatorError(f"thermal model: leakage_growth must be in (0, 1] per K, got {self.leakage_growth!r}")
         if self.leakage > 0 and not np.isfinite(self.steady_state(1.0, self.inlet_max)):
             raise EmulatorError(
-                    f"thermal model: with exponential leakage ({self.leakage:g} W/K, growth {self.leakage_growth:g}/K) "
-                    f"and resistance {self.resistance:g} K/W a fully loaded processor at inlet {self.inlet_max:g} C "
-                    "has no steady state (thermal runaway); lower leakage, leakage_growth or resistance")
+                f"thermal model: with exponential leakage ({self.leakage:g} W/K, growth {self.leakage_growth:g}/K) "
+                f"and resistance {self.resistance:g} K/W a fully loaded processor at inlet {self.inlet_max:g} C "
+                "has no steady state (thermal runaway); lower leakage, leakage_growth or resistance")
 
     def inlets(self, nb_processors: int) -> np.ndarray:
         """Inlet temperature (C) of each processor: its rack's."""

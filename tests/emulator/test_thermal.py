@@ -141,6 +141,10 @@ def test_bad_parameters_and_platforms_are_refused():
         ThermalParams(leakage_model="cubic")
     with pytest.raises(EmulatorError, match="leakage_growth must be in"):
         ThermalParams(leakage_model="exponential", leakage_growth=0)
+    with pytest.raises(EmulatorError, match="leakage_growth must be in"):
+        ThermalParams(leakage_growth=-1)           # (refused even where the linear model ignores it)
+    with pytest.raises(EmulatorError, match="leakage must be at least 0 W/K"):
+        ThermalParams(leakage_model="exponential", leakage=-0.1)
     # 0.5 W/K is stable when linear, runs away when exponential
     ThermalParams(leakage=0.5)
     with pytest.raises(EmulatorError, match="at inlet 27 C has no steady state \\(thermal runaway\\)"):
