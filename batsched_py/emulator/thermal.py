@@ -20,7 +20,7 @@ with the leakage above its reference-temperature value ``L(T)`` either
   above, less between; ``b -> 0`` gives the linear model.  No closed form: between events the
   temperature is integrated (:meth:`ThermalParams.evolve`) by exponential Rosenbrock-Euler steps
   (exact for the linearised model, second order) of at most ``tau / 20``, the last one to the end
-  of the interval once every processor is within 0.01 K/tau of its drive's balance; the steady
+  of the interval once every processor's drive ``tau dT/dt`` is under 0.01 K; the steady
   state is the stable root of ``T = inlet + R P(u, T)`` (Newton from below).  The model refuses
   parameters under which a fully loaded processor of the warmest rack has no steady state
   (thermal runaway: ``R L'(T) >= 1`` before the balance is reached).
@@ -159,8 +159,8 @@ class ThermalParams:
         if self.leakage_model == "linear":
             drive = self.idle + self.dynamic(utilisation) - self.leakage * self.reference
             return (inlet + self.resistance * drive) / (1.0 - self.resistance * self.leakage)
-        # The drive inlet + R P - T is convex in T: a root exists iff its maximum, at the knee where
-        # R L'(T) = 1, is at least zero (else runaway: inf); Newton from below rises to the stable root.
+        # The drive inlet + R P - T is convex in T: a root exists iff its minimum, at the knee where
+        # R L'(T) = 1, is below zero (else runaway: inf); Newton from below rises to the stable root.
         u = np.broadcast_to(np.asarray(utilisation, dtype=float), np.broadcast(utilisation, inlet).shape)
         b, scale = self.leakage_growth, self.leakage * LEAKAGE_SPAN / np.expm1(self.leakage_growth * LEAKAGE_SPAN)
         knee = self.reference + np.log(1.0 / (self.resistance * scale * b)) / b if self.leakage > 0 else np.inf
