@@ -1,0 +1,38 @@
+"""The check outside Elastic-v0 in scripts/reproduce_elastic.py: what job order alone, or keeping
+cores for the interactive jobs, gives on a fixed pool (the evidence that a target is out of reach)."""
+import json
+import sys
+
+import pytest
+
+from helpers.rl import ROOT
+
+sys.path.insert(0, str(ROOT / "scripts"))
+from reproduce_elastic import order_bound  # noqa: E402
+
+
+def workload(tmp_path, jobs):
+    """Single-core jobs (submission s, runtime s) as a Batsim workload."""
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps({"nb_res": 1, "jobs": [{"id": str(i), "subtime": t, "res": 1, "profile": str(i)}
+                                                       for i, (t, _) in enumerate(jobs)],
+                                "profiles": {str(i): {"type": "delay", "delay": run} for i, (_, run) in enumerate(jobs)}}))
+    return path
+
+
+def test_one_core_behind_a_batch_job(tmp_path):
+    # a batch job holds the core 0-1000 s; interactive jobs of 100 s (at 1 s) and 10 s (at 2 s) wait
+    path = workload(tmp_path, [(0, 1000), (1, 100), (2, 10)])
+    bound = order_bound(path, cores=1, skip=0)
+    w = lambda run, wait: run / (run + wait)  # noqa: E731
+    assert bound["FCFS"] == pytest.approx((w(100, 999) + w(10, 1098)) / 2)
+    assert bound["shortest first"] == pytest.approx((w(10, 998) + w(100, 1009)) / 2)
+    # alone, the 100 s job starts at once and the 10 s job waits for it
+    assert bound["interactive alone"] == pytest.approx((1 + w(10, 99)) / 2)
+
+
+def test_enough_cores_wait_for_nothing_and_the_ends_are_left_out(tmp_path):
+    path = workload(tmp_path, [(0, 1000), (1, 100), (2, 10)])
+    assert order_bound(path, cores=3, skip=0) == {"FCFS": 1.0, "shortest first": 1.0, "interactive alone": 1.0}
+    # without the first job (left out) the measured job is the 100 s one, which waited 999 s on one core
+    assert order_bound(path, cores=1, skip=1)["FCFS"] == pytest.approx(100 / 1099)
