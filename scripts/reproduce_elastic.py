@@ -89,6 +89,19 @@ def energy_kwh(prefix: Path) -> float:
         return float(next(csv.DictReader(f))["consumed_joules"]) / 3.6e6
 
 
+def pool_checks(prefix: Path) -> dict[str, float | None]:
+    """The pool's constraints read back from the Batsim outputs: the fewest hosts in it at any time
+    (on, or switching on) and the shortest time between two pool changes (None if it never changes
+    after the first decision; the hosts outside the first pool are switched off at time 0)."""
+    with open(f"{prefix}_machine_states.csv") as f:
+        fewest = min(int(r["nb_idle"]) + int(r["nb_computing"]) + int(r["nb_switching_on"]) for r in csv.DictReader(f))
+    with open(f"{prefix}_pstate_changes.csv") as f:
+        # -1 / -2: a host starts switching on / off
+        changes = sorted({float(r["time"]) for r in csv.DictReader(f) if int(r["new_pstate"]) < 0})[1:]
+    gaps = [b - a for a, b in zip(changes, changes[1:])]
+    return {"pool_fewest": fewest, "pool_stable": min(gaps) if gaps else None}
+
+
 class InteractiveFirst:
     """A reference, not the paper's: the oldest interactive job first, else the oldest batch job;
     what any class choice can reach on a fixed pool whose cores are all busy."""
@@ -122,6 +135,7 @@ def evaluate(name: str, workload: Path, mode: str, out: Path, agent: SarsaAgent 
     info["U"] = meter.host_time_of("computing") / on if on else math.nan
     info["pool_mean"] = on / max(1.0, info["time"])
     info["energy_kwh"] = energy_kwh(prefix)
+    info.update(pool_checks(prefix))
     info["wall_s"] = time.time() - t
     env.close()
     print(f"  {name:<16} interactive W {info['interactive_W']:.3f}  batch W {info['batch_W']:.3f}  "
@@ -185,7 +199,7 @@ def order_bound(workload: Path, cores: int = 81, interactive: float = 900.0, ski
 
 
 def row(label: str, unit: str, results: dict, key: str, fmt: str) -> str:
-    cells = [format(results[c][key], fmt) if c in results else "-" for c in COLUMNS]
+    cells = [format(results[c][key], fmt) if results.get(c, {}).get(key) is not None else "-" for c in COLUMNS]
     return f"| {label} ({unit}) | " + " | ".join(cells) + " |"
 
 
@@ -207,6 +221,8 @@ def tables(r: dict) -> str:
              "", "Table 4. Utilisation over the run", head,
              row("U = computing / on host-time", "0-1", r, "U", ".3f"),
              row("mean hosts on", "hosts", r, "pool_mean", ".1f"),
+             row("fewest hosts in the pool (floor 30)", "hosts", r, "pool_fewest", ".0f"),
+             row("shortest time between pool changes (at least 900)", "s", r, "pool_stable", ".0f"),
              "", "Table 5. What elasticity costs", head,
              row("energy", "kWh", r, "energy_kwh", ".1f"), row("host switches", "count", r, "nb_switches", ".0f"),
              row("jobs measured", "jobs", r, "nb_jobs", ".0f")]

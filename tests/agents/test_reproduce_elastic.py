@@ -1,5 +1,6 @@
-"""The check outside Elastic-v0 in scripts/reproduce_elastic.py: what job order alone, or keeping
-cores for the interactive jobs, gives on a fixed pool (the evidence that a target is out of reach)."""
+"""The checks of scripts/reproduce_elastic.py outside Elastic-v0: what job order alone, or keeping
+cores for the interactive jobs, gives on a fixed pool (the evidence that a target is out of reach),
+and the pool's constraints read back from the Batsim outputs."""
 import json
 import sys
 
@@ -8,7 +9,7 @@ import pytest
 from helpers.rl import ROOT
 
 sys.path.insert(0, str(ROOT / "scripts"))
-from reproduce_elastic import order_bound  # noqa: E402
+from reproduce_elastic import order_bound, pool_checks  # noqa: E402
 
 
 def workload(tmp_path, jobs):
@@ -36,3 +37,27 @@ def test_enough_cores_wait_for_nothing_and_the_ends_are_left_out(tmp_path):
     assert order_bound(path, cores=3, skip=0) == {"FCFS": 1.0, "shortest first": 1.0, "interactive alone": 1.0}
     # without the first job (left out) the measured job is the 100 s one, which waited 999 s on one core
     assert order_bound(path, cores=1, skip=1)["FCFS"] == pytest.approx(100 / 1099)
+
+
+def outputs(tmp_path, states, changes):
+    (tmp_path / "r_machine_states.csv").write_text(
+        "time,nb_sleeping,nb_switching_on,nb_switching_off,nb_idle,nb_computing\n"
+        + "".join(",".join(map(str, r)) + "\n" for r in states))
+    (tmp_path / "r_pstate_changes.csv").write_text(
+        "time,machine_id,new_pstate\n" + "".join(",".join(map(str, r)) + "\n" for r in changes))
+    return tmp_path / "r"
+
+
+def test_pool_checks_read_the_floor_and_the_stable_time(tmp_path):
+    prefix = outputs(tmp_path,
+                     [(0, 0, 0, 0, 40, 0), (0, 0, 0, 10, 30, 0),    # the first pool: 10 of 40 hosts off
+                      (900, 0, 5, 0, 20, 15), (1000, 5, 0, 0, 20, 15), (2000, 0, 0, 5, 20, 10)],
+                     [(0, "0-39", 0), (0, "30-39", -2), (10, "30-39", 1),
+                      (900, "30-34", -1), (1051.5, "30-34", 0), (2000, "30-34", -2)])
+    # 20 idle + 10 computing at 2000 s; the switch-offs at 0 s set the first pool, not a change
+    assert pool_checks(prefix) == {"pool_fewest": 30, "pool_stable": 1100.0}
+
+
+def test_a_pool_that_never_changes_has_no_stable_time(tmp_path):
+    prefix = outputs(tmp_path, [(0, 0, 0, 0, 40, 0), (5, 0, 0, 59, 81, 0)], [(0, "0-139", 0), (0, "81-139", -2)])
+    assert pool_checks(prefix) == {"pool_fewest": 40, "pool_stable": None}
