@@ -6,8 +6,11 @@ Workload: two windows of 9,500 jobs cut from the Parallel Workloads Archive's LP
 cores over seven weeks; it is not public), converted by ``swf2json --job-fields`` (VO = the SWF
 group).  No LPC-EGEE window has both the paper's job count and span (every seven-week window holds
 over 33,000 jobs; LCG-2005 spans 11 days in all), so the windows follow a rule fixed before any
-run (``--window sparsest``, the default): the test window is the 9,500-job window with the longest
-span (the lightest arrival rate), the training window the longest-span one that ends before it.
+run, matching either the job count or the span (``batsched_py.workloads.windows.train_test``):
+``--window sparsest`` (the default) takes for testing the 9,500-job window with the longest span
+(the lightest arrival rate), for training the longest-span one that ends before it;
+``--window seven-weeks`` takes for testing the seven-week window with the fewest jobs, for
+training the seven-week window with the fewest jobs that is over before it starts.
 ``--window busy`` takes the earlier fixed windows (cleaned jobs 152,000 on for training, 176,000
 on for testing: 6.3 days, saturated).  Platform: ``platforms/elastic_140.xml`` (140 hosts with
 sleep pstates, ``batsched-py platform cluster -n 140``).
@@ -19,7 +22,8 @@ R = 0.8 W + 0.2 F and, charging for hosts, with R = 0.8 W + 0.2 U.  Agents are p
 EDF over the training window, then learn for ``--episodes`` epsilon-greedy episodes there.  Metrics
 leave out the first and last 500 jobs.  Usage:
 
-    python scripts/reproduce_elastic.py [--shared ../shared] [--out out/elastic] [--episodes 2] [--window sparsest]
+    python scripts/reproduce_elastic.py [--shared ../shared] [--out out/elastic] [--episodes 2]
+                                        [--window sparsest|seven-weeks|busy] [--skip-ff]
 """
 from __future__ import annotations
 
