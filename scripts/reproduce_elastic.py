@@ -93,15 +93,24 @@ def energy_kwh(prefix: Path) -> float:
         return float(next(csv.DictReader(f))["consumed_joules"]) / 3.6e6
 
 
+SETTLE = 151.5 + 6.1     # a host's switch on and off on the platform (s): how late a pool change's switches can come
+
+
 def pool_checks(prefix: Path) -> dict[str, float | None]:
     """The pool's constraints read back from the Batsim outputs: the fewest hosts in it at any time
     (on, or switching on) and the shortest time between two pool changes (None if it never changes
-    after the first decision; the hosts outside the first pool are switched off at time 0)."""
+    after the first pool is set, at time 0).  A change is a host starting to switch on or off, with
+    the switches up to ``SETTLE`` s after it (a host that changes sides mid-switch is switched once
+    its switch ends)."""
     with open(f"{prefix}_machine_states.csv") as f:
         fewest = min(int(r["nb_idle"]) + int(r["nb_computing"]) + int(r["nb_switching_on"]) for r in csv.DictReader(f))
     with open(f"{prefix}_pstate_changes.csv") as f:
         # -1 / -2: a host starts switching on / off
-        changes = sorted({float(r["time"]) for r in csv.DictReader(f) if int(r["new_pstate"]) < 0})[1:]
+        switches = sorted({float(r["time"]) for r in csv.DictReader(f) if int(r["new_pstate"]) < 0})
+    changes: list[float] = []
+    for t in switches:
+        if not changes or t > changes[-1] + SETTLE:
+            changes.append(t)
     gaps = [b - a for a, b in zip(changes, changes[1:])]
     return {"pool_fewest": fewest, "pool_stable": min(gaps) if gaps else None}
 

@@ -52,10 +52,12 @@ def test_pool_checks_read_the_floor_and_the_stable_time(tmp_path):
     prefix = outputs(tmp_path,
                      [(0, 0, 0, 0, 40, 0), (0, 0, 0, 10, 30, 0),    # the first pool: 10 of 40 hosts off
                       (900, 0, 5, 0, 20, 15), (1000, 5, 0, 0, 20, 15), (2000, 0, 0, 5, 20, 10)],
-                     [(0, "0-39", 0), (0, "30-39", -2), (10, "30-39", 1),
-                      (900, "30-34", -1), (1051.5, "30-34", 0), (2000, "30-34", -2)])
-    # 20 idle + 10 computing at 2000 s; the switch-offs at 0 s set the first pool, not a change
-    assert pool_checks(prefix) == {"pool_fewest": 30, "pool_stable": 1100.0}
+                     [(0, "0-39", 0), (0, "30-39", -2), (6.1, "30-39", 1), (6.1, "38-39", -1),
+                      (900, "30-34", -1), (1051.5, "30-34", 0), (2000, "30-34", -2),
+                      (2100, "35", -2),                               # the end of the change at 2000 s
+                      (2800, "36", -2)])                              # a change 800 s after it
+    # 20 idle + 10 computing at 2000 s; the switch-ons at 6.1 s end the first pool's setting
+    assert pool_checks(prefix) == {"pool_fewest": 30, "pool_stable": 800.0}
 
 
 def test_a_pool_that_never_changes_has_no_stable_time(tmp_path):
