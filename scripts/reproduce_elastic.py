@@ -234,8 +234,8 @@ def tables(r: dict) -> str:
              "", "Table 4. Utilisation over the run", head,
              row("U = computing / on host-time", "0-1", r, "U", ".3f"),
              row("mean hosts on", "hosts", r, "pool_mean", ".1f"),
-             row("fewest hosts in the pool (floor 30)", "hosts", r, "pool_fewest", ".0f"),
-             row("shortest time between pool changes (at least 900)", "s", r, "pool_stable", ".0f"),
+             row("fewest hosts in the pool, floor 30", "hosts", r, "pool_fewest", ".0f"),
+             row("shortest time between pool changes, at least 900", "s", r, "pool_stable", ".0f"),
              "", "Table 5. What elasticity costs", head,
              row("energy", "kWh", r, "energy_kwh", ".1f"), row("host switches", "count", r, "nb_switches", ".0f"),
              row("jobs measured", "jobs", r, "nb_jobs", ".0f")]
