@@ -93,7 +93,7 @@ def energy_kwh(prefix: Path) -> float:
         return float(next(csv.DictReader(f))["consumed_joules"]) / 3.6e6
 
 
-SETTLE = 151.5 + 6.1     # a host's switch on and off on the platform (s): how late a pool change's switches can come
+SETTLE = 151.5 + 6.1     # a host's switch on and off on the platform (s): how late a change's switches come
 
 
 def pool_checks(prefix: Path) -> dict[str, float | None]:
@@ -103,7 +103,8 @@ def pool_checks(prefix: Path) -> dict[str, float | None]:
     the switches up to ``SETTLE`` s after it (a host that changes sides mid-switch is switched once
     its switch ends)."""
     with open(f"{prefix}_machine_states.csv") as f:
-        fewest = min(int(r["nb_idle"]) + int(r["nb_computing"]) + int(r["nb_switching_on"]) for r in csv.DictReader(f))
+        fewest = min(int(r["nb_idle"]) + int(r["nb_computing"]) + int(r["nb_switching_on"])
+                     for r in csv.DictReader(f))
     with open(f"{prefix}_pstate_changes.csv") as f:
         # -1 / -2: a host starts switching on / off
         switches = sorted({float(r["time"]) for r in csv.DictReader(f) if int(r["new_pstate"]) < 0})

@@ -15,9 +15,10 @@ from reproduce_elastic import order_bound, pool_checks  # noqa: E402
 def workload(tmp_path, jobs):
     """Single-core jobs (submission s, runtime s) as a Batsim workload."""
     path = tmp_path / "w.json"
-    path.write_text(json.dumps({"nb_res": 1, "jobs": [{"id": str(i), "subtime": t, "res": 1, "profile": str(i)}
-                                                       for i, (t, _) in enumerate(jobs)],
-                                "profiles": {str(i): {"type": "delay", "delay": run} for i, (_, run) in enumerate(jobs)}}))
+    path.write_text(json.dumps({
+        "nb_res": 1,
+        "jobs": [{"id": str(i), "subtime": t, "res": 1, "profile": str(i)} for i, (t, _) in enumerate(jobs)],
+        "profiles": {str(i): {"type": "delay", "delay": run} for i, (_, run) in enumerate(jobs)}}))
     return path
 
 
