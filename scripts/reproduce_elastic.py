@@ -6,8 +6,11 @@ Workload: two windows of 9,500 jobs cut from the Parallel Workloads Archive's LP
 cores over seven weeks; it is not public), converted by ``swf2json --job-fields`` (VO = the SWF
 group).  No LPC-EGEE window has both the paper's job count and span (every seven-week window holds
 over 33,000 jobs; LCG-2005 spans 11 days in all), so the windows follow a rule fixed before any
-run (``--window sparsest``, the default): the test window is the 9,500-job window with the longest
-span (the lightest arrival rate), the training window the longest-span one that ends before it.
+run, matching either the job count or the span (``batsched_py.workloads.windows.train_test``):
+``--window sparsest`` (the default) takes for testing the 9,500-job window with the longest span
+(the lightest arrival rate), for training the longest-span one that ends before it;
+``--window seven-weeks`` takes for testing the seven-week window with the fewest jobs, for
+training the seven-week window with the fewest jobs that is over before it starts.
 ``--window busy`` takes the earlier fixed windows (cleaned jobs 152,000 on for training, 176,000
 on for testing: 6.3 days, saturated).  Platform: ``platforms/elastic_140.xml`` (140 hosts with
 sleep pstates, ``batsched-py platform cluster -n 140``).
@@ -19,7 +22,8 @@ R = 0.8 W + 0.2 F and, charging for hosts, with R = 0.8 W + 0.2 U.  Agents are p
 EDF over the training window, then learn for ``--episodes`` epsilon-greedy episodes there.  Metrics
 leave out the first and last 500 jobs.  Usage:
 
-    python scripts/reproduce_elastic.py [--shared ../shared] [--out out/elastic] [--episodes 2] [--window sparsest]
+    python scripts/reproduce_elastic.py [--shared ../shared] [--out out/elastic] [--episodes 2]
+                                        [--window sparsest|seven-weeks|busy] [--skip-ff]
 """
 from __future__ import annotations
 
@@ -43,7 +47,7 @@ from batsched_py.envs.elastic import busiest_vos  # noqa: E402
 from batsched_py.policies.agent.baselines import BASELINES  # noqa: E402
 from batsched_py.workloads.convert import ConvertOptions, convert_trace, prepare  # noqa: E402
 from batsched_py.workloads.swf import read_swf  # noqa: E402
-from batsched_py.workloads.windows import fewest_jobs, longest_span  # noqa: E402
+from batsched_py.workloads.windows import fewest_jobs, train_test  # noqa: E402
 
 PLATFORM = ROOT / "platforms" / "elastic_140.xml"
 TRACE = "data/swf/LPC-EGEE-2004-1.2-cln.swf.gz"
@@ -55,25 +59,24 @@ TARGETS = {"rigid_W": 0.85, "elastic_W": 0.95, "above_fcfs": 0.2, "delay_cut": 0
 def windows(shared: Path, out: Path, jobs: int, rule: str) -> dict[str, Path]:
     opts = ConvertOptions(job_fields=True)
     trace = read_swf(shared / TRACE)
-    skips = dict(BUSY)
-    if rule == "sparsest":
+    cuts = {name: (skip, jobs) for name, skip in BUSY.items()}       # name: (first cleaned job, jobs)
+    if rule != "busy":
         submits = [j.submit for j in prepare(trace, opts)[0]]
         start, count = fewest_jobs(submits, PAPER_SPAN)
         print(f"the seven-week window with the fewest jobs holds {count} (cleaned jobs {start} on): "
               f"no window has the paper's {jobs} jobs in seven weeks")
-        skips["test"] = longest_span(submits, jobs)
-        skips["train"] = longest_span(submits, jobs, end=skips["test"])
+        cuts = train_test(submits, "jobs" if rule == "sparsest" else "span", jobs, PAPER_SPAN)
     paths = {}
-    for name, skip in skips.items():
-        path = out / f"lpc_egee_{name}_{skip}_{jobs}.json"
+    for name, (skip, count) in cuts.items():
+        path = out / f"lpc_egee_{name}_{skip}_{count}.json"
         if not path.exists():
-            opts.skip_jobs, opts.max_jobs = skip, jobs
+            opts.skip_jobs, opts.max_jobs = skip, count
             workload, _ = convert_trace(trace, opts, command=f"batsched-py swf2json {TRACE} --job-fields "
-                                                             f"--skip-jobs {skip} --max-jobs {jobs}")
+                                                             f"--skip-jobs {skip} --max-jobs {count}")
             path.write_text(json.dumps(workload))
         paths[name] = path
         submits = [j["subtime"] for j in json.loads(path.read_text())["jobs"]]
-        print(f"{name} window: cleaned jobs {skip}-{skip + jobs - 1}, {(submits[-1] - submits[0]) / 86400:.1f} days")
+        print(f"{name} window: cleaned jobs {skip}-{skip + count - 1}, {(submits[-1] - submits[0]) / 86400:.1f} days")
     return paths
 
 
@@ -88,6 +91,29 @@ def make_env(workload: Path, mode: str, prefix: Path | None = None, second: str 
 def energy_kwh(prefix: Path) -> float:
     with open(f"{prefix}_schedule.csv") as f:
         return float(next(csv.DictReader(f))["consumed_joules"]) / 3.6e6
+
+
+SETTLE = 151.5 + 6.1     # a host's switch on and off on the platform (s): how late a change's switches come
+
+
+def pool_checks(prefix: Path) -> dict[str, float | None]:
+    """The pool's constraints read back from the Batsim outputs: the fewest hosts in it at any time
+    (on, or switching on) and the shortest time between two pool changes (None if it never changes
+    after the first pool is set, at time 0).  A change is a host starting to switch on or off, with
+    the switches up to ``SETTLE`` s after it (a host that changes sides mid-switch is switched once
+    its switch ends)."""
+    with open(f"{prefix}_machine_states.csv") as f:
+        fewest = min(int(r["nb_idle"]) + int(r["nb_computing"]) + int(r["nb_switching_on"])
+                     for r in csv.DictReader(f))
+    with open(f"{prefix}_pstate_changes.csv") as f:
+        # -1 / -2: a host starts switching on / off
+        switches = sorted({float(r["time"]) for r in csv.DictReader(f) if int(r["new_pstate"]) < 0})
+    changes: list[float] = []
+    for t in switches:
+        if not changes or t > changes[-1] + SETTLE:
+            changes.append(t)
+    gaps = [b - a for a, b in zip(changes, changes[1:])]
+    return {"pool_fewest": fewest, "pool_stable": min(gaps) if gaps else None}
 
 
 class InteractiveFirst:
@@ -123,6 +149,7 @@ def evaluate(name: str, workload: Path, mode: str, out: Path, agent: SarsaAgent 
     info["U"] = meter.host_time_of("computing") / on if on else math.nan
     info["pool_mean"] = on / max(1.0, info["time"])
     info["energy_kwh"] = energy_kwh(prefix)
+    info.update(pool_checks(prefix))
     info["wall_s"] = time.time() - t
     env.close()
     print(f"  {name:<16} interactive W {info['interactive_W']:.3f}  batch W {info['batch_W']:.3f}  "
@@ -153,22 +180,25 @@ def order_bound(workload: Path, cores: int = 81, interactive: float = 900.0, ski
     """What job order alone can give on a fixed pool: ``cores`` cores serving the window's single-core
     jobs first-come first-served, and shortest first with known runtimes (no classes, no
     estimates); interactive mean W = exec / (exec + wait), the first and last ``skip`` jobs left out.
-    A check outside the environment: its FCFS should give the environment's FCFS figures."""
+    A check outside the environment: its FCFS should give the environment's FCFS figures.
+    "interactive alone" serves the interactive jobs only (FCFS): what a scheduler that kept cores
+    free for them, whatever it cost the batch jobs, could reach."""
     data = json.loads(workload.read_text())
     jobs = sorted(((float(j["subtime"]), float(data["profiles"][j["profile"]]["delay"]), i)
                    for i, j in enumerate(data["jobs"])))
     out = {}
-    for order in ("FCFS", "shortest first"):
+    for order in ("FCFS", "shortest first", "interactive alone"):
+        served = [j for j in jobs if j[1] < interactive] if order == "interactive alone" else jobs
         free = [0.0] * cores                  # when each core frees (a heap)
         queue: list = []                      # (key, submit, runtime, index)
         waits: dict[int, float] = {}
         k, now = 0, 0.0
-        while k < len(jobs) or queue:
+        while k < len(served) or queue:
             # the next event: a submission, or a core freeing while jobs wait
-            if k < len(jobs) and (not queue or jobs[k][0] <= free[0]):
-                now = jobs[k][0]
-                sub, run, i = jobs[k]
-                heapq.heappush(queue, ((sub if order == "FCFS" else run), sub, run, i))
+            if k < len(served) and (not queue or served[k][0] <= free[0]):
+                now = served[k][0]
+                sub, run, i = served[k]
+                heapq.heappush(queue, ((run if order == "shortest first" else sub), sub, run, i))
                 k += 1
             else:
                 now = max(now, free[0])
@@ -183,7 +213,7 @@ def order_bound(workload: Path, cores: int = 81, interactive: float = 900.0, ski
 
 
 def row(label: str, unit: str, results: dict, key: str, fmt: str) -> str:
-    cells = [format(results[c][key], fmt) if c in results else "-" for c in COLUMNS]
+    cells = [format(results[c][key], fmt) if results.get(c, {}).get(key) is not None else "-" for c in COLUMNS]
     return f"| {label} ({unit}) | " + " | ".join(cells) + " |"
 
 
@@ -205,6 +235,8 @@ def tables(r: dict) -> str:
              "", "Table 4. Utilisation over the run", head,
              row("U = computing / on host-time", "0-1", r, "U", ".3f"),
              row("mean hosts on", "hosts", r, "pool_mean", ".1f"),
+             row("fewest hosts in the pool, floor 30", "hosts", r, "pool_fewest", ".0f"),
+             row("shortest time between pool changes, at least 900", "s", r, "pool_stable", ".0f"),
              "", "Table 5. What elasticity costs", head,
              row("energy", "kWh", r, "energy_kwh", ".1f"), row("host switches", "count", r, "nb_switches", ".0f"),
              row("jobs measured", "jobs", r, "nb_jobs", ".0f")]
@@ -238,12 +270,13 @@ def main() -> int:
     ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
     ap.add_argument("--out", type=Path, default=ROOT / "out" / "elastic")
     ap.add_argument("--episodes", type=int, default=2, help="epsilon-greedy training episodes after pre-training")
-    ap.add_argument("--jobs", type=int, default=9500, help="jobs per window")
+    ap.add_argument("--jobs", type=int, default=9500, help="jobs per window (sparsest, busy)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--skip-ff", action="store_true", help="leave out the feed-forward variant")
-    ap.add_argument("--window", choices=("sparsest", "busy"), default="sparsest",
+    ap.add_argument("--window", choices=("sparsest", "seven-weeks", "busy"), default="sparsest",
                     help="sparsest: the --jobs windows with the longest spans (test; training: before it); "
-                         "busy: cleaned jobs 152,000 and 176,000 on")
+                         "seven-weeks: the seven-week windows with the fewest jobs (test; training: before "
+                         "it); busy: --jobs jobs from cleaned jobs 152,000 and 176,000 on")
     args = ap.parse_args()
     if not (args.shared / TRACE).is_file():
         print(f"reproduce_elastic: {args.shared / TRACE} not found (give --shared)", file=sys.stderr)
@@ -262,10 +295,12 @@ def main() -> int:
     results["EDF (81)"] = evaluate("edf", paths["test"], "scheduling", args.out, baseline="EDF")
     results["interactive first (81)"] = evaluate("interactive_first", paths["test"], "scheduling", args.out,
                                                  baseline="IF")
-    bound = order_bound(paths["test"])
-    print(f"job order alone (81 cores, single jobs, known runtimes; a check outside the environment): interactive "
-          f"mean W, FCFS {bound['FCFS']:.3f}, shortest first {bound['shortest first']:.3f} "
-          f"(+{bound['shortest first'] - bound['FCFS']:.3f})")
+    for cores in (81, 140):      # the fixed pool, and every host of the platform (what any pool allows)
+        bound = order_bound(paths["test"], cores)
+        print(f"job order alone ({cores} cores, single jobs, known runtimes; a check outside the environment): "
+              f"interactive mean W, FCFS {bound['FCFS']:.3f}, shortest first {bound['shortest first']:.3f} "
+              f"(+{bound['shortest first'] - results['FCFS (81)']['interactive_W']:.3f} over FCFS on 81), "
+              f"interactive jobs alone {bound['interactive alone']:.3f}")
     results["EDF elastic"] = evaluate("edf_elastic", paths["test"], "elastic", args.out, baseline="EDF")
     for column, kind, mode, second in AGENTS:
         if kind == "ff" and args.skip_ff:

@@ -1,7 +1,8 @@
-"""Job-count windows cut from a trace by a rule fixed in advance (no look at any result): the
-window of ``jobs`` consecutive jobs whose submissions span the longest time, i.e. the lightest
-arrival rate a window of that size can have.  Used to stand LPC-EGEE windows in for a trace with
-fewer jobs over a longer span (Perez et al.'s 9,500 jobs in seven weeks; scripts/reproduce_elastic.py).
+"""Windows cut from a trace by a rule fixed in advance (no look at any result): the window of
+``jobs`` consecutive jobs whose submissions span the longest time (the lightest arrival rate a
+window of that size can have), or the window of a fixed span holding the fewest jobs.  Used to
+stand LPC-EGEE windows in for a trace with fewer jobs over a longer span (Perez et al.'s 9,500
+jobs in seven weeks; scripts/reproduce_elastic.py matches either the job count or the span).
 """
 from __future__ import annotations
 
@@ -33,15 +34,37 @@ def longest_span(submits: Sequence[float], jobs: int, end: Optional[int] = None)
     return int(np.argmax(spans))
 
 
-def fewest_jobs(submits: Sequence[float], span: float) -> tuple[int, int]:
-    """(first job, job count) of the window lasting ``span`` seconds, wholly inside the trace, that
-    holds the fewest submissions (the earliest of equal counts)."""
+def fewest_jobs(submits: Sequence[float], span: float, end: Optional[int] = None) -> tuple[int, int]:
+    """(first job, job count) of the window lasting ``span`` seconds that holds the fewest
+    submissions (the earliest of equal counts), among the windows that start at a submission and
+    are over by the submission of job ``end`` (by default the last job: wholly inside the trace)."""
     t = _submits(submits, 1)
     if not span > 0:
         raise ValueError(f"window span {span!r}: not a positive number of seconds")
-    starts = np.flatnonzero(t + span <= t[-1])
+    last = len(t) - 1 if end is None else end
+    if not 0 <= last < len(t):
+        raise ValueError(f"window before job {end}: the trace has jobs 0-{len(t) - 1}")
+    starts = np.flatnonzero(t[:last] + span <= t[last])
     if not len(starts):
-        raise ValueError(f"window span {span:.0f} s: the trace spans only {t[-1] - t[0]:.0f} s")
+        raise ValueError(f"window span {span:.0f} s: the trace spans only {t[last] - t[0]:.0f} s"
+                         + ("" if end is None else f" before job {end}"))
     counts = np.searchsorted(t, t[starts] + span) - starts
     i = int(np.argmin(counts))
     return int(starts[i]), int(counts[i])
+
+
+MATCHES = ("jobs", "span")
+
+
+def train_test(submits: Sequence[float], match: str, jobs: int, span: float) -> dict[str, tuple[int, int]]:
+    """{"train": (first job, job count), "test": (...)}: the test window matches the reference
+    trace's job count (``match="jobs"``: the ``jobs``-job window with the longest span) or its
+    span (``"span"``: the ``span``-second window with the fewest jobs); the training window is the
+    window the same rule picks among those over before the test window starts."""
+    if match == "jobs":
+        test = longest_span(submits, jobs)
+        return {"train": (longest_span(submits, jobs, end=test), jobs), "test": (test, jobs)}
+    if match == "span":
+        test = fewest_jobs(submits, span)
+        return {"train": fewest_jobs(submits, span, end=test[0]), "test": test}
+    raise ValueError(f"window match {match!r}: not one of {', '.join(MATCHES)}")
