@@ -62,8 +62,8 @@ def train_test(submits: Sequence[float], match: str, jobs: int, span: float) -> 
     span (``"span"``: the ``span``-second window with the fewest jobs); the training window is the
     window the same rule picks among those over before the test window starts."""
     if match == "jobs":
-        test = longest_span(submits, jobs)
-        return {"train": (longest_span(submits, jobs, end=test), jobs), "test": (test, jobs)}
+        first = longest_span(submits, jobs)
+        return {"train": (longest_span(submits, jobs, end=first), jobs), "test": (first, jobs)}
     if match == "span":
         test = fewest_jobs(submits, span)
         return {"train": fewest_jobs(submits, span, end=test[0]), "test": test}
