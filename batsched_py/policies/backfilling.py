@@ -115,13 +115,6 @@ class EASY(Backfilling):
     def on_simulation_begins(self, event) -> None:
         super().on_simulation_begins(event)
         self.keeps_reservations = self.plain_hooks and self.select is lowest
-        # What decide() would otherwise work out on every message from the class and options:
-        # planned_duration() not overridden (a job's duration is its walltime, read directly);
-        # with the plain selector, whether it is stateless (``quick``) and whether a job other
-        # than the priority one is tried on the first slice only (``direct``, see decide).
-        self.plain_duration = type(self).planned_duration is QueuePolicy.planned_duration
-        self.plain_quick = self.plain_selector and self.stateless_selector
-        self.plain_direct = self.plain_quick and self.plain_present
 
     def decide(self) -> None:
         queue = self.queue
@@ -136,19 +129,16 @@ class EASY(Backfilling):
         profile = self.profile
         if self.plain_selector:
             select = self.select
-            quick = self.plain_quick
-            direct = self.plain_direct
+            quick = self.stateless_selector
         else:
             select = self.selector()
             quick = is_stateless(select)
-            direct = quick and self.plain_present
-        # (direct: a job other than the priority one is only kept in the profile if it starts
-        # now; with a stateless selector, it is enough to try the first slice: same answer, no undo)
-        plain_duration = self.plain_duration
+        # A job other than the priority one is only kept in the profile if it starts now: with
+        # a stateless selector, it is enough to try the first slice (same answer, no undo).
+        direct = quick and self.plain_present
+        # planned_duration() not overridden: the walltime (read directly below)
+        plain_duration = type(self).planned_duration is QueuePolicy.planned_duration
         placed = profile.placed
-        # (begin of the priority job's reservation, hosts available now outside it): see
-        # _beside_priority; None until needed, and again whenever the profile changes.
-        beside: Optional[tuple["int | float", int]] = None
         if not self.ended and not self.replan:
             # Nothing was freed: only the new jobs can start, and only on what is free now.
             free = profile.slices[0].available.bit_count()
@@ -158,16 +148,11 @@ class EASY(Backfilling):
                     break
                 if job.id in queued and job is not priority and job.res <= free:
                     if direct and job.id not in placed:
-                        duration = job.walltime if plain_duration else self.planned_duration(job)
-                        if beside is None:
-                            beside = self._beside_priority(priority)
-                        if job.res > beside[1] and profile.slices[0].begin + fixed(duration) > beside[0]:  # type: ignore[arg-type]
-                            continue    # (it would hold hosts of the reservation: insert_now says None)
-                        hosts = profile.insert_now(job.id, job.res, duration, select)  # type: ignore[arg-type]
+                        hosts = profile.insert_now(job.id, job.res, job.walltime if plain_duration  # type: ignore[arg-type]
+                                                   else self.planned_duration(job), select)
                         if hosts is not None:
                             self.start(job, hosts)
                             free -= job.res
-                            beside = None
                         continue
                     if quick and not self.starts_now(job, select):
                         continue
@@ -192,16 +177,12 @@ class EASY(Backfilling):
                     if not now_count:
                         break       # nothing left to start on; later jobs are not priority ones
                     if job.res <= now_count:
-                        duration = job.walltime if plain_duration else self.planned_duration(job)
-                        if beside is None:
-                            beside = self._beside_priority(priority)
-                        if job.res <= beside[1] or profile.slices[0].begin + fixed(duration) <= beside[0]:  # type: ignore[arg-type]
-                            hosts = profile.insert_now(job.id, job.res, duration, select)  # type: ignore[arg-type]
-                            if hosts is not None:
-                                self.start(job, hosts, index=i)
-                                now_count = profile.slices[0].available.bit_count()
-                                beside = None
-                                continue
+                        hosts = profile.insert_now(job.id, job.res, job.walltime if plain_duration  # type: ignore[arg-type]
+                                                   else self.planned_duration(job), select)
+                        if hosts is not None:
+                            self.start(job, hosts, index=i)
+                            now_count = profile.slices[0].available.bit_count()
+                            continue
                     i += 1
                     continue
                 if not self.starts_now(job, select):
@@ -212,7 +193,6 @@ class EASY(Backfilling):
                 continue
             profile.remove(job.id)
             p = self.place(job)
-            beside = None
             if p is not None and p.starts_now:
                 self.start(job, p.hosts, index=i)
                 now_count = profile.slices[0].available.bit_count()
@@ -222,21 +202,6 @@ class EASY(Backfilling):
                 if job is not priority:
                     profile.remove(job.id)
                 i += 1
-
-    def _beside_priority(self, priority: Optional[Job]) -> tuple["int | float", int]:
-        """When the ``priority`` job's reservation begins (fixed point; INF without one) and how
-        many of the hosts available now it leaves.  A job that would still run then starts now
-        only if it fits in those: the hosts available over its whole walltime from now are among
-        them.  (With only running jobs and the reservation in the profile, as in EASY with a
-        plain selector, they are exactly those: a job refused here is one insert_now would
-        refuse after walking the slices, and most jobs a loaded queue tries are.)"""
-        profile = self.profile
-        now_hosts = profile.slices[0].available
-        reservation = profile.reservation(priority.id) if priority is not None else None
-        if reservation is None:
-            return INF, now_hosts.bit_count()
-        begin, hosts = reservation
-        return begin, (now_hosts & ~hosts).bit_count()
 
     def _reservations_end(self, jobs: list[Job]) -> "int | float":
         """When the reservations of ``jobs`` would have ended (fixed point; INF if one has none)."""

@@ -302,13 +302,6 @@ class Profile:
             del slices[i - 1]
         return True
 
-    def reservation(self, job_id: str) -> Optional[tuple[int, int]]:
-        """(fixed-point begin, hosts) of the job's place in the profile; None if it has none."""
-        begin = self.placed.get(job_id)
-        if begin is None:
-            return None
-        return begin, self.slices[self._first_slice_of(job_id, begin)].jobs[job_id]
-
     def _first_slice_of(self, job_id: str, begin: int) -> int:
         """Index of the first slice holding the job, found by its begin (checked; else scanned)."""
         slices = self.slices
