@@ -10,7 +10,9 @@ gives its hosts back and merges neighbouring slices that end up holding the
 same jobs.  Slice boundaries are where jobs are expected to end, so they are
 the only candidate start times.
 """
+from bisect import bisect_right
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Callable, Optional
 
 from ..compiled import mypyc_attr
@@ -70,6 +72,9 @@ class Slice:
     end: "int | float"          # fixed point, INF for the last slice
     available: int              # bitmask of the hosts no job holds during the slice
     jobs: dict = field(default_factory=dict)    # job id -> bitmask of its hosts
+
+
+_begin_of = attrgetter("begin")
 
 
 @dataclass(slots=True)
@@ -300,13 +305,7 @@ class Profile:
     def _first_slice_of(self, job_id: str, begin: int) -> int:
         """Index of the first slice holding the job, found by its begin (checked; else scanned)."""
         slices = self.slices
-        lo, hi = 0, len(slices)
-        while lo < hi:                      # last slice beginning at or before ``begin``
-            mid = (lo + hi) >> 1
-            if slices[mid].begin <= begin:
-                lo = mid + 1
-            else:
-                hi = mid
+        lo = bisect_right(slices, begin, key=_begin_of)     # after the last slice beginning by ``begin``
         i = lo - 1 if lo else 0
         if job_id in slices[i].jobs and (i == 0 or job_id not in slices[i - 1].jobs):
             return i

@@ -64,13 +64,24 @@ def procset_from_canonical(intervals: list[tuple[int, int]]) -> ProcSet:
     return procs
 
 
+def procset_of_run(lo: int, hi: int) -> ProcSet:
+    """``procset_from_canonical([(lo, hi)])`` without the list of pairs: the set a job's
+    allocation usually is (one run of consecutive ids), built once per started job."""
+    if not _ADOPT:
+        return ProcSet((lo, hi))
+    procs = _new_object(ProcSet)
+    procs._itvs = [_new_tuple(ProcInt, (lo, hi))]
+    return procs
+
+
 _new_object, _new_tuple = object.__new__, tuple.__new__
 
 
 def _adoption_works() -> bool:
     try:
         return bool(procset_from_canonical([(0, 1), (3, 5)]) == ProcSet((0, 1), (3, 5))
-                    and str(procset_from_canonical([(2, 2)])) == "2" and procset_from_canonical([]) == ProcSet())
+                    and str(procset_from_canonical([(2, 2)])) == "2" and procset_from_canonical([]) == ProcSet()
+                    and procset_of_run(2, 4) == ProcSet((2, 4)))
     except Exception:           # pragma: no cover - another procset implementation
         return False
 

@@ -90,14 +90,15 @@ class Session:
     def _submitted(self, s: Scheduler, e: p.JobSubmitted) -> None:
         if e.job is None:
             raise SessionError(f"JOB_SUBMITTED {e.job_id} carries no job description (Redis mode is not supported)")
-        if e.job_id in s.jobs:
+        jobs = s.jobs
+        if e.job_id in jobs.by_id:
             raise SessionError(f"job {e.job_id} submitted twice")
         d = e.job
         # Batsim writes a missing walltime as -1; the view says None.
         walltime = d.walltime if d.walltime is not None and d.walltime >= 0 else None
         job = Job(e.job_id, d.res, d.subtime if d.subtime is not None else e.timestamp, walltime,
                   d.profile, d, e.profile)
-        s.jobs.submitted(job)
+        jobs.submitted(job)
         s.on_job_submitted(job)
 
     def _completed(self, s: Scheduler, e: p.JobCompleted) -> None:

@@ -14,7 +14,7 @@ from procset import ProcSet
 
 from ..compiled import mypyc_attr
 from ..protocol import JobDescription, ResourceInfo
-from ..protocol.intervals import procset_from_canonical
+from ..protocol.intervals import procset_from_canonical, procset_of_run
 from .power import PowerModel, read_power_model
 
 
@@ -49,7 +49,7 @@ def procset_of_mask(mask: int) -> ProcSet:
         lo = (mask & -mask).bit_length() - 1
         x = mask >> lo
         if not x & (x + 1):                             # one run of consecutive ids
-            return procset_from_canonical([(lo, lo + x.bit_length() - 1)])
+            return procset_of_run(lo, lo + x.bit_length() - 1)
     intervals: list[tuple[int, int]] = []
     while mask:
         lo = (mask & -mask).bit_length() - 1
