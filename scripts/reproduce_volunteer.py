@@ -128,7 +128,8 @@ def main(argv=None) -> int:
                      "seconds": round(time.perf_counter() - started, 1)})
         r = rows[-1]
         print(f"{r['run']:38s} good {r['good_mwh']:.3f} MWh  wasted {r['wasted_mwh']:.3f} MWh  total "
-              f"{r['total_mwh']:.3f} MWh  overhead {r['overhead_min']:.1f} min  ({r['seconds']} s)", flush=True)
+              f"{r['total_mwh']:.3f} MWh  overhead {r['overhead_min']:.1f} min  completed {r['completed']:.0f} jobs  "
+              f"({r['seconds']} s)", flush=True)
     with open(args.out / "volunteer.csv", "w", newline="") as f:
         writer = csv.DictWriter(f, FIELDS)
         writer.writeheader()
@@ -145,6 +146,8 @@ def main(argv=None) -> int:
           f"overhead {at01['overhead_min']:.1f} min vs random {random['overhead_min']:.1f} min (target: no worse)")
     print(f"cluster level, epsilon {min(EPSILONS)}: total energy cut {cut(small):.1%} (target >= "
           f"{TARGETS['small_eps_cut']:.0%}), overhead {small['overhead_min']:.1f} min (paper: higher than random)")
+    print(f"completed jobs: random {random['completed']:.0f}, epsilon 0.1 {at01['completed']:.0f}, epsilon "
+          f"{min(EPSILONS)} {small['completed']:.0f}")
     print(f"wrote {args.out / 'volunteer.csv'}" + ("" if args.headline else f" and {args.out / 'volunteer.png'}"))
     return 0
 

@@ -5,7 +5,8 @@ them back.
 The platform, the HTC workload(s) and the logins (``events``, a Batsim ``--events`` file) come from
 platforms/volunteer.py and workloads/volunteer.py.  One step per job to place: the action and
 observation of :mod:`batsched_py.policies.agent.volunteer` at level ``level``; ``info["action_mask"]``
-says which actions are open (full PCs and rooms removed).  Reward after a step: the rewards of the
+says which actions are open (full PCs and rooms removed), ``info["job"]`` which job is placed (its
+base id, shared by its resubmitted copies).  Reward after a step: the rewards of the
 runs that ended since the last step (completed ``(1 - sigma) + sigma * efficiency``, evicted or
 killed -1), and ``info["outcomes"]`` lists them for a learner with its own sigma.  An episode ends
 with the workload (or at ``max_time`` s, truncated); ``info`` then holds the good and wasted
@@ -75,7 +76,7 @@ class VolunteerEnv(BatsimEnv):
     def info(self) -> dict[str, Any]:
         s = self.scheduler
         outcomes, s.outcomes = s.outcomes, []
-        return {**super().info(), "action_mask": s.action_mask(), "outcomes": outcomes}
+        return {**super().info(), "action_mask": s.action_mask(), "outcomes": outcomes, "job": s.job_key()}
 
     def episode_info(self) -> dict[str, Any]:
         return self.scheduler.figures()

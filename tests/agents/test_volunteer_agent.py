@@ -76,10 +76,22 @@ def test_epsilon_starts_high_decays_and_rises_when_rewards_diverge():
     assert agent.eps_now == pytest.approx(0.4)
 
 
+def test_a_job_explores_at_most_its_budget_then_waits_for_what_was_learnt():
+    agent = RewardHistory(epsilon=1.0, explorations=2)                 # every draw explores, while it may
+    mask = np.ones(4, bool)
+    choices = [agent.act(np.array(STATE), mask, "w0!7") for _ in range(30)]
+    assert agent.explored == {"w0!7": 2} and set(choices[2:]) == {3}   # then greedy: nothing paid, so it waits
+    agent.act(np.array(STATE), mask, "w0!8")                           # another job has its own budget
+    assert agent.explored["w0!8"] == 1
+    unbounded = RewardHistory(epsilon=1.0, explorations=None, seed=1)
+    assert sum(unbounded.act(np.array(STATE), mask, "w0!7") != 3 for _ in range(30)) > 10
+
+
 @pytest.mark.parametrize("kw, message", [
     (dict(epsilon=1.5), r"epsilon: 1.5 is not a number in \[0, 1\]"),
     (dict(sigma=-1), r"sigma: -1 is not a number in \[0, 1\]"),
     (dict(history=0), "history: 0 is not a positive integer"),
+    (dict(explorations=0), "explorations: 0 is not a positive integer"),
 ])
 def test_bad_agent_parameters_are_named(kw, message):
     with pytest.raises(ValueError, match=message):
@@ -92,7 +104,8 @@ def test_a_short_learning_run_beats_random_placement(pool3w):
         return run_episode(env, agent, seed=1)
     random = total("system", RandomPlacement(1))
     learnt = total("cluster", RewardHistory(epsilon=0.1, seed=1))
-    assert learnt["completed"] == random["completed"] > 400
+    # jobs still complete: the exploration budget holds back a few long jobs that look like miscreants
+    assert random["completed"] > 400 and learnt["completed"] >= 0.99 * random["completed"]
     assert learnt["total_mwh"] < 0.85 * random["total_mwh"]
     assert learnt["wasted_mwh"] < random["wasted_mwh"]
 
@@ -105,6 +118,7 @@ def test_the_scheduler_runs_by_name_and_learns_online(pool3w, tmp_path):
     rows = (tmp_path / "run_jobs.csv").read_text().splitlines()
     assert any("#" in r.split(",")[0] for r in rows[1:])             # resubmitted copies (job ids 7#1...) ran
     assert len(agent.policy.rewards) > 20 and agent.figures()["completed"] > 400
+    assert agent.policy.explored and max(agent.policy.explored.values()) <= 2    # the budget, per job
 
 
 def test_the_scheduler_names_bad_options_and_missing_flags(pool3w, tmp_path):

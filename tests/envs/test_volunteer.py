@@ -193,9 +193,11 @@ def test_each_pc_sleeps_by_its_own_rooms_hours(tmp_path):
     env = make({"platform": tmp_path / "p.xml", "workloads": tmp_path / "w.json", "events": tmp_path / "e.jsonl"},
                level="computer")
     obs, info = env.reset(seed=0)
-    done = False
+    done, placed = False, []
     while not done:                                 # each job on the first PC that can take it
+        placed.append(info["job"])                  # (which job: the key of a learner's per-job budget)
         obs, _, done, _, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+    assert placed == ["w0!0", "w0!1"] and info["job"] is None
     jobs = env.scheduler.jobs
     assert list(jobs["w0!0"].alloc) == [0] and jobs["w0!0"].start_time == 40 * 60
     assert list(jobs["w0!1"].alloc) == [1] and jobs["w0!1"].start_time == pytest.approx(40 * 60 + 30)

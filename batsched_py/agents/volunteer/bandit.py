@@ -11,10 +11,14 @@ no more).
   best open one.  Ties go to leaving the job queued (our choice: the paper values both 0), so a job
   is placed greedily only where placing has paid; in a state never seen only exploration places it,
   and the price of not knowing is waiting rather than an evicted run.  A queued job is decided again
-  every negotiation cycle.  epsilon_t starts at 1 and decays by ``decay`` per decision down to
-  ``epsilon``; when the rewards diverge from what was learnt -- the recent (gaussian-weighted)
-  value of the action departs from the plain mean of its history by more than ``divergence`` --
-  epsilon_t rises by ``boost``.  (A single eviction among completions moves neither far; a change of
+  every negotiation cycle (greedily, as the values change) but explores at most ``explorations`` (2)
+  times in its life: our reading of epsilon as the chance that a job's placement explores, not that
+  a 300 s cycle does.  Drawn every cycle, a job the learner holds back (one evicted from a long run,
+  as every miscreant is) would be explored the more, the longer it is held, and each such run lasts
+  until the next login or reboot.  ``explorations=None`` draws every cycle.  epsilon_t starts at 1
+  and decays by ``decay`` per decision down to ``epsilon``; when the rewards diverge from what was
+  learnt -- the recent (gaussian-weighted) value of the action departs from the plain mean of its
+  history by more than ``divergence`` -- epsilon_t rises by ``boost``.  (A single eviction among completions moves neither far; a change of
   regime, such as term starting, does.)
 - The 3am cut-off rule: a job whose longest evicted run would not end before the 3am reboot waits.
 """
@@ -38,10 +42,14 @@ def _share(name: str, value: Any) -> float:
 
 class RewardHistory:
     def __init__(self, epsilon: float = 0.1, sigma: float = 0.5, history: int = 20, decay: float = 0.995,
-                 divergence: float = 0.2, boost: float = 0.05, seed: Optional[int] = 0):
+                 divergence: float = 0.2, boost: float = 0.05, explorations: Optional[int] = 2,
+                 seed: Optional[int] = 0):
         self.epsilon, self.sigma = _share("epsilon", epsilon), _share("sigma", sigma)
-        if isinstance(history, bool) or not isinstance(history, int) or history < 1:
-            raise ValueError(f"history: {history!r} is not a positive integer")
+        for name, n in (("history", history), ("explorations", 1 if explorations is None else explorations)):
+            if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+                raise ValueError(f"{name}: {n!r} is not a positive integer")
+        self.explorations = explorations
+        self.explored: dict[str, int] = {}         # job (base id) -> its exploratory decisions
         self.decay, self.divergence, self.boost = _share("decay", decay), divergence, _share("boost", boost)
         self.history = history
         self.weights = np.exp(-np.arange(history) ** 2 / (2 * (history / 2) ** 2))
@@ -72,13 +80,18 @@ class RewardHistory:
             if abs(self.value(*key) - sum(past) / len(past)) > self.divergence:
                 self.eps_now = min(1.0, self.eps_now + self.boost)
 
-    def act(self, obs: np.ndarray, mask: np.ndarray) -> int:
+    def act(self, obs: np.ndarray, mask: np.ndarray, job: Optional[str] = None) -> int:
+        """The action for the job ``job`` (its base id: the key of its exploration budget; None: no
+        budget) in state ``obs``, among the open actions of ``mask``."""
         queue = len(mask) - 1
         if obs[2]:
             return queue
         self.eps_now = max(self.epsilon, self.eps_now * self.decay)
         open_ = np.flatnonzero(mask)
-        if self.rng.random() < self.eps_now:
+        explored = self.explored.get(job, 0) if job is not None else 0
+        if (self.explorations is None or explored < self.explorations) and self.rng.random() < self.eps_now:
+            if job is not None:
+                self.explored[job] = explored + 1
             return int(self.rng.choice(open_))
         state = tuple(int(x) for x in obs)
         values = np.array([self.value(state, int(a)) if a != queue else 0.0 for a in open_])
@@ -86,7 +99,7 @@ class RewardHistory:
         return queue if queue in best else int(self.rng.choice(best))
 
     def __call__(self, obs: np.ndarray) -> int:
-        return self.act(obs, self.scheduler.action_mask())
+        return self.act(obs, self.scheduler.action_mask(), self.scheduler.job_key())
 
 
 class RandomPlacement:
@@ -100,7 +113,7 @@ class RandomPlacement:
     def bind(self, scheduler) -> None:
         self.scheduler = scheduler
 
-    def act(self, obs: np.ndarray, mask: np.ndarray) -> int:
+    def act(self, obs: np.ndarray, mask: np.ndarray, job: Optional[str] = None) -> int:
         placing = np.flatnonzero(mask[:-1])
         return int(self.rng.choice(placing)) if len(placing) else len(mask) - 1
 
@@ -125,7 +138,7 @@ def run_episode(env, agent, seed: Optional[int] = None) -> dict[str, Any]:
     learn = getattr(agent, "learn", None)
     done = False
     while not done:
-        obs, _, terminated, truncated, info = env.step(agent.act(obs, info["action_mask"]))
+        obs, _, terminated, truncated, info = env.step(agent.act(obs, info["action_mask"], info["job"]))
         if learn is not None:
             learn(info["outcomes"])
         done = terminated or truncated

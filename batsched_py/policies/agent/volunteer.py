@@ -76,7 +76,7 @@ class VolunteerPool(Scheduler):
 
     batsim_flags = ("--enable-dynamic-jobs", "--acknowledge-dynamic-jobs", "--enable-profile-reuse")
     OPTIONS = frozenset({"level", "cycle", "patience", "idle_open", "idle_closed", "policy", "seed", "epsilon", "sigma",
-                         "history"})
+                         "history", "explorations"})
 
     def __init__(self, options: Optional[Mapping[str, Any]] = None):
         super().__init__(options)
@@ -328,6 +328,11 @@ class VolunteerScheduler(AgentMixin, VolunteerPool):
         cut = int(evicted > 0 and self.now + evicted > next_reboot(self.now))
         return hour, min(MAX_EVICTED_HOURS, int(evicted // 3600)), cut
 
+    def job_key(self) -> Optional[str]:
+        """The base id of the job to place now (its copies share it), None when none is."""
+        job = self.current()
+        return base_id(job.id) if job is not None else None
+
     def observe(self) -> np.ndarray:
         job = self.current()
         return np.array(self.state(job) if job is not None else (0, 0, 0), np.int64)
@@ -386,8 +391,8 @@ class VolunteerScheduler(AgentMixin, VolunteerPool):
 @register("volunteer-agent")
 class VolunteerAgent(VolunteerScheduler):
     description = ("Forshaw & McGough's volunteer pool as a scheduler: option 'policy' random (HTCondor's default) or "
-                   "bandit (the reward-history learner, learning online; options epsilon, sigma, history); 'level' "
-                   "computer|cluster|cluster-week|system")
+                   "bandit (the reward-history learner, learning online; options epsilon, sigma, history, "
+                   "explorations: per job); 'level' computer|cluster|cluster-week|system")
 
     def __init__(self, options: Optional[Mapping[str, Any]] = None):
         super().__init__(options)
@@ -395,7 +400,8 @@ class VolunteerAgent(VolunteerScheduler):
         o = self.options
         try:
             self.policy = make_policy(o.get("policy", "random"), seed=o.get("seed", 0),
-                                      **{k: o[k] for k in ("epsilon", "sigma", "history") if k in o})
+                                      **{k: o[k] for k in ("epsilon", "sigma", "history", "explorations")
+                                         if k in o})
         except ValueError as exc:
             raise PolicyOptionError(f"option {exc}") from None
 
