@@ -18,8 +18,8 @@ no more).
   until the next login or reboot.  ``explorations=None`` draws every cycle.  epsilon_t starts at 1
   and decays by ``decay`` per decision down to ``epsilon``; when the rewards diverge from what was
   learnt -- the recent (gaussian-weighted) value of the action departs from the plain mean of its
-  history by more than ``divergence`` -- epsilon_t rises by ``boost``.  (A single eviction among completions moves neither far; a change of
-  regime, such as term starting, does.)
+  history by more than ``divergence`` -- epsilon_t rises by ``boost``.  (A single eviction among
+  completions moves neither far; a change of regime, such as term starting, does.)
 - The 3am cut-off rule: a job whose longest evicted run would not end before the 3am reboot waits.
 """
 from __future__ import annotations
