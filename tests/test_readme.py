@@ -45,9 +45,12 @@ def _run_headline(tmp_path: Path, scheduler: str = "timeout") -> subprocess.Comp
     return done
 
 
+def _energy_line(summary: str) -> str:
+    return next(line for line in summary.splitlines() if line.strip().startswith("energy ("))
+
+
 def _energy(summary: str) -> float:
-    line = next(line for line in summary.splitlines() if line.strip().startswith("energy ("))
-    return float(line.split(")", 1)[1].split()[0])
+    return float(_energy_line(summary).split(")", 1)[1].split()[0])
 
 
 def test_the_headline_example_has_an_energy_result_that_means_something(tmp_path):
@@ -63,3 +66,13 @@ def test_the_headline_example_has_an_energy_result_that_means_something(tmp_path
     (tmp_path / "easy").mkdir()
     always_on = _run_headline(tmp_path / "easy", "easy")
     assert _energy(done.stdout) < 0.6 * _energy(always_on.stdout)
+    # the kWh the README quotes for both runs are the ones printed now (they went stale once)
+    quoted = re.search(r"also given in kWh: (\d+) kWh, where the same week with every host left on\s+"
+                       r"\(`--scheduler easy`\) takes (\d+) kWh", (ROOT / "README.md").read_text())
+    assert quoted, "the README quotes the headline example's energies"
+    assert [f"(= {kwh} kWh)" for kwh in quoted.groups()] == [_printed_kwh(done.stdout), _printed_kwh(always_on.stdout)]
+
+
+def _printed_kwh(summary: str) -> str:
+    line = _energy_line(summary)
+    return line[line.index("(= "):].strip()
