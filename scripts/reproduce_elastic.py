@@ -267,11 +267,13 @@ def targets(r: dict) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
-    ap.add_argument("--out", type=Path, default=ROOT / "out" / "elastic")
+    ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared",
+                    help="the shared folder, holding data/swf/LPC-EGEE-2004-1.2-cln.swf.gz (default ../shared)")
+    ap.add_argument("--out", type=Path, default=ROOT / "out" / "elastic",
+                    help="folder of the windows, Batsim outputs, tables and figures (default out/elastic)")
     ap.add_argument("--episodes", type=int, default=2, help="epsilon-greedy training episodes after pre-training")
     ap.add_argument("--jobs", type=int, default=9500, help="jobs per window (sparsest, busy)")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=0, help="seed of the agents' exploration and reservoirs (default 0)")
     ap.add_argument("--skip-ff", action="store_true", help="leave out the feed-forward variant")
     ap.add_argument("--window", choices=("sparsest", "seven-weeks", "busy"), default="sparsest",
                     help="sparsest: the --jobs windows with the longest spans (test; training: before it); "
