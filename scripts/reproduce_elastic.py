@@ -43,6 +43,7 @@ import gymnasium as gym  # noqa: E402
 
 import batsched_py.envs  # noqa: E402,F401
 from batsched_py.agents.elastic import SarsaAgent, run_episode  # noqa: E402
+from batsched_py.emulator.platform import load_platform  # noqa: E402
 from batsched_py.envs.elastic import busiest_vos  # noqa: E402
 from batsched_py.policies.agent.baselines import BASELINES  # noqa: E402
 from batsched_py.workloads.convert import ConvertOptions, convert_trace, prepare  # noqa: E402
@@ -93,7 +94,14 @@ def energy_kwh(prefix: Path) -> float:
         return float(next(csv.DictReader(f))["consumed_joules"]) / 3.6e6
 
 
-SETTLE = 151.5 + 6.1     # a host's switch on and off on the platform (s): how late a change's switches come
+def _settle(platform: Path) -> float:
+    """A host's switch on plus switch off on ``platform`` (s, the slowest host's): how late after a
+    pool change the switches it causes can come."""
+    hosts = load_platform(platform, energy=True).hosts
+    return max(h.switch_on_time(s) + h.switch_off_time(s) for h in hosts for s in h.sleep_pstates)
+
+
+SETTLE = _settle(PLATFORM)     # 157.6 s on platforms/elastic_140.xml
 
 
 def pool_checks(prefix: Path) -> dict[str, float | None]:
