@@ -153,7 +153,7 @@ def main(argv=None) -> int:
     for r in rows41:
         print(f"{r['predictor']:11s} {r['temperature_MAE_C']:8.2f} {r['temperature_RMSE_C']:9.2f} "
               f"{r['temperature_accuracy_pct']:8.2f} {r['power_MAE_W']:8.2f} {r['power_RMSE_W']:9.2f} {r['power_accuracy_pct']:8.2f}")
-    _write(out / "table4_1.csv", rows41)
+    write_csv(out / "table4_1.csv", rows41)
     if not args.alphas.strip():
         return 0
 
@@ -228,14 +228,14 @@ def main(argv=None) -> int:
     for r in rows_jobs:
         if r["alpha"] == 0.5:
             print(f"  {r['allocator']:12s} waiting {r['waiting_s']:9.1f} s  completion {r['completion_s']:9.1f} s")
-    _write(out / "table4_3.csv", rows43)
-    _write(out / "table4_4.csv", [{"allocator": k, "latency_us": 1e6 * v} for k, v in latency.items()])
-    _write(out / "jobs.csv", rows_jobs)
-    _write(out / "references.csv", rows_ref)
+    write_csv(out / "table4_3.csv", rows43)
+    write_csv(out / "table4_4.csv", [{"allocator": k, "latency_us": 1e6 * v} for k, v in latency.items()])
+    write_csv(out / "jobs.csv", rows_jobs)
+    write_csv(out / "references.csv", rows_ref)
     return 0
 
 
-def _write(path: Path, rows: list[dict]) -> None:
+def write_csv(path: Path, rows: list[dict]) -> None:
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()

@@ -183,3 +183,69 @@ def test_the_study_refuses_a_bad_leakage_growth_in_one_line(tmp_path):
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == ["thermal_allocation_study: error: thermal model: leakage_growth must "
                                                 "be in (0, 1] per K, got 2.0 (--leakage, --leakage-growth)"]
+
+
+def _synthetic_trace(shared: Path, n=500, days=6.0, seed=0) -> None:
+    """A small SWF at the path the thermal scripts read LPC-EGEE from (one-core jobs)."""
+    import gzip
+    rng = np.random.default_rng(seed)
+    submit = np.sort(rng.uniform(0, days * 86400, n))
+    path = shared / "data" / "swf" / "LPC-EGEE-2004-1.2-cln.swf.gz"
+    path.parent.mkdir(parents=True)
+    with gzip.open(path, "wt") as f:
+        for i, (t, run) in enumerate(zip(submit, rng.uniform(600, 20000, n)), 1):
+            f.write(f"{i} {t:.0f} 0 {run:.0f} 1 -1 -1 1 {2 * run:.0f} -1 1 1 1 -1 1 -1 -1 -1\n")
+
+
+def test_the_seed_study_chooses_on_validation_and_reports_every_run(tmp_path):
+    _synthetic_trace(tmp_path / "shared")
+    root = Path(__file__).resolve().parents[2]
+    script = [sys.executable, str(root / "scripts" / "thermal_allocation_seeds.py")]
+    done = subprocess.run(script + ["--shared", str(tmp_path / "shared"), "--days", "6", "--test-days", "2",
+                                    "--val-days", "2", "--processors", "2", "--seeds", "0-1", "--steps", "60",
+                                    "--workers", "2", "--out", str(tmp_path / "runs" / "a"),
+                                    "--models", str(tmp_path / "models")],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    import csv
+    with open(tmp_path / "runs" / "a" / "runs.csv", newline="") as f:
+        runs = list(csv.DictReader(f))
+    with open(tmp_path / "runs" / "a" / "references.csv", newline="") as f:
+        refs = {(r["window"], r["allocator"]): r for r in csv.DictReader(f)}
+    assert [r["seed"] for r in runs] == ["0", "1"] and sum(r["chosen_on_validation"] == "True" for r in runs) == 1
+    for r in runs:   # every figure is against the references measured on the same window
+        rr = float(refs[("held_out", "round_robin")]["power_W"])
+        saving = 100 * (rr - float(r["held_out_power_W"])) / rr
+        assert float(r["held_out_power_saving_vs_round_robin_pct"]) == pytest.approx(saving)
+    chosen = max(runs, key=lambda r: float(r["validation_power_saving_vs_round_robin_pct"])
+                 + 0.5 * float(r["validation_temperature_reduction_vs_round_robin_C"]))
+    assert chosen["chosen_on_validation"] == "True"
+    assert (tmp_path / "models" / "thermal-allocation-dqn-a0.5.zip").read_bytes() == \
+        (tmp_path / "runs" / "a" / chosen["model"]).read_bytes()
+    summary = subprocess.run(script + ["--summary", str(tmp_path / "runs")], capture_output=True, text=True,
+                             timeout=120)
+    assert summary.returncode == 0 and summary.stdout.splitlines()[1].split()[:2] == ["a", "2"]
+    bad = subprocess.run(script + ["--seeds", "zero", "--shared", str(tmp_path / "shared")],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and bad.stderr.strip().splitlines() == [
+        "thermal_allocation_seeds: error: --seeds 'zero' / --steps '30000': expected integers such as 0-7 and "
+        "30000,100000"]
+
+
+def test_no_placement_beats_the_packing_bound(tmp_path):
+    _synthetic_trace(tmp_path / "shared", n=800, days=4.0, seed=1)
+    script = [sys.executable, str(Path(__file__).resolve().parents[2] / "scripts" / "thermal_placement_bounds.py"),
+              "--shared", str(tmp_path / "shared")]
+    done = subprocess.run(script + ["--days", "4", "--test-days", "2", "--processors", "2,3"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()[1:]
+    assert [line.split()[0] for line in lines] == ["2", "3"]
+    for line in lines:   # under linear leakage, packing at every instant bounds every allocator's saving
+        cells = dict(cell.rsplit(" ", 3)[0:2] for cell in line.split(" | ")[1:])
+        savings = {name: float(pct.rstrip("%")) for name, pct in cells.items()}
+        assert savings["packed (bound)"] >= max(savings["greedy"], savings["greedy_cool_room"], savings["first fit"])
+        assert savings["first fit"] > 0
+    bad = subprocess.run(script + ["--processors", "eight"], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and bad.stderr.strip() == (
+        "thermal_placement_bounds: error: --processors 'eight': expected integers such as 4,8")
