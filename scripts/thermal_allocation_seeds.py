@@ -35,16 +35,16 @@ from tqdm import tqdm  # noqa: E402
 import batsched_py.envs  # noqa: E402,F401
 from batsched_py.agents.allocation.cluster import ALLOCATORS, room  # noqa: E402
 from batsched_py.agents.allocation.jobs import load_jobs  # noqa: E402
-from thermal_allocation_study import write_csv  # noqa: E402
-
-TRACE = "data/swf/LPC-EGEE-2004-1.2-cln.swf.gz"
-LIMIT_C = 85.0
+from thermal_allocation_study import TRACE, write_csv  # noqa: E402
+from thermal_allocation_study import play as play_episode  # noqa: E402
 
 
-def greedy_cool_room(cluster, cores: int) -> int:
-    """The fullest processor whose spare cores that do not overheat take the job (greedy's choice
-    where none does)."""
-    ok = room(cluster.model, LIMIT_C) >= cores
+def greedy_cool_room(env) -> int:
+    """The fullest processor whose spare cores that do not overheat take the head job (greedy's
+    choice where none does)."""
+    cluster = env.agent
+    cores = cluster.head_cores()
+    ok = room(cluster.model, env.max_temperature) >= cores
     if not ok.any():
         return ALLOCATORS["greedy"](cluster, cores)
     return int(np.argmin(np.where(ok, cluster.free, np.iinfo(np.int64).max)))
@@ -54,18 +54,19 @@ def play(jobs, n: int, days: float, alpha: float, choose) -> tuple[float, float]
     """Mean power (W) and temperature (C) of one episode over ``jobs`` with ``choose(env, obs)``."""
     env = gym.make("batsched_py/Allocation-v0", jobs=jobs, nb_processors=n, episode_days=days,
                    alpha=alpha).unwrapped
-    obs, _ = env.reset(options={"start": 0})
-    done, info = False, {}
-    while not done:
-        obs, _, done, _, info = env.step(choose(env, obs))
-    return info["agent_power_W"], info["agent_temperature_C"]
+    summary, _ = play_episode(env, lambda obs: choose(env, obs))
+    return summary["agent_power_W"], summary["agent_temperature_C"]
+
+
+def rule(name: str):
+    """A baseline allocator of cluster.py as a choose(env, obs)."""
+    return lambda env, obs: ALLOCATORS[name](env.agent, env.agent.head_cores())
 
 
 def baselines(jobs, days: float, n: int, alpha: float) -> dict[str, tuple[float, float]]:
-    rules = {"round_robin": ALLOCATORS["round_robin"], "greedy": ALLOCATORS["greedy"],
-             "greedy_cool_room": greedy_cool_room}
-    return {name: play(jobs, n, days, alpha, lambda env, obs, r=rule: r(env.agent, env.agent.head_cores()))
-            for name, rule in rules.items()}
+    rules = {"round_robin": rule("round_robin"), "greedy": rule("greedy"),
+             "greedy_cool_room": lambda env, obs: greedy_cool_room(env)}
+    return {name: play(jobs, n, days, alpha, choose) for name, choose in rules.items()}
 
 
 def one_run(seed: int, steps: int, windows: dict, n: int, alpha: float, episode_days: float, reward: str,

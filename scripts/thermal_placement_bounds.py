@@ -23,8 +23,8 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
-from thermal_allocation_seeds import TRACE, baselines  # noqa: E402
-from thermal_allocation_study import packed  # noqa: E402
+from thermal_allocation_seeds import baselines  # noqa: E402
+from thermal_allocation_study import TRACE, packed  # noqa: E402
 
 from batsched_py.agents.allocation.cluster import Cluster  # noqa: E402
 from batsched_py.agents.allocation.jobs import load_jobs  # noqa: E402
