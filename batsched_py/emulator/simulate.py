@@ -7,7 +7,7 @@ import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generator, Optional, Sequence
+from typing import Any, Generator, Iterator, Mapping, Optional, Sequence
 
 from procset import ProcSet
 
@@ -22,7 +22,7 @@ from .outputs import OutputWriters
 from .platform import load_platform
 from .thermal import THERMAL_SUFFIX, ThermalModel, ThermalParams
 from .progress import progress_bar
-from .workload import load_workload, nb_res_of
+from .workload import Job, load_workload, nb_res_of
 
 __all__ = ["simulate", "run_engine", "Emulation", "SimulationResult", "JobOutcome"]
 
@@ -44,11 +44,43 @@ class JobOutcome:
     metadata: str
 
 
+class JobOutcomes(Mapping[str, JobOutcome]):
+    """Each job's outcome by id, built when first read: most runs (campaigns, environments) never
+    read them, and KTH-SP2's 27,954 took ~25 ms of each run.  Pickled as the plain dict."""
+
+    __slots__ = ("_jobs", "_outcomes")
+
+    def __init__(self, jobs: dict[str, Job]):
+        self._jobs = jobs       # (the ended run's jobs, which nothing changes any more)
+        self._outcomes: Optional[dict[str, JobOutcome]] = None
+
+    def _built(self) -> dict[str, JobOutcome]:
+        if self._outcomes is None:
+            self._outcomes = {job_id: _outcome(job) for job_id, job in self._jobs.items()}
+            self._jobs = {}
+        return self._outcomes
+
+    def __getitem__(self, job_id: str) -> JobOutcome:
+        return self._built()[job_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._built())
+
+    def __len__(self) -> int:
+        return len(self._jobs) if self._outcomes is None else len(self._outcomes)
+
+    def __repr__(self) -> str:
+        return repr(self._built())
+
+    def __reduce__(self):
+        return dict, (self._built(),)
+
+
 @dataclass
 class SimulationResult:
     end_time: float
     consumed_energy: Optional[float]
-    jobs: dict[str, JobOutcome]
+    jobs: Mapping[str, JobOutcome]      # a JobOutcomes
     output_prefix: Optional[Path]
     messages: int
     complete: bool
@@ -185,7 +217,7 @@ class Emulation:
             self.result = SimulationResult(
                 end_time=engine.now,
                 consumed_energy=machines.consumed_energy(engine.now) if self.energy else None,
-                jobs={j.id: _outcome(j) for j in engine.jobs.values()},
+                jobs=JobOutcomes(engine.jobs),
                 output_prefix=self.output_prefix, messages=engine.messages, complete=self.complete)
         finally:
             if self._steps is not None:
@@ -234,7 +266,7 @@ def _has_no_links(platform: str | Path) -> bool:
     return re.search(r"<\s*(link|backbone)\b|<\s*cluster\b[^>]*\bbw\s*=", text) is None
 
 
-def _outcome(j) -> JobOutcome:
+def _outcome(j: Job) -> JobOutcome:
     started = j.start >= 0
     return JobOutcome(j.id, j.workload, j.profile, j.subtime, j.res,
                       -1.0 if j.walltime is None else j.walltime, j.state,

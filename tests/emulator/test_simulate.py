@@ -202,3 +202,24 @@ def test_progress_on_a_terminal_rewrites_one_line(tmp_path, monkeypatch):
     text = os.read(master, 1000).decode()
     os.close(master)
     assert text.startswith("\r0/3 jobs finished (0%)"), text
+
+
+def test_job_outcomes_are_built_when_first_read(tmp_path):
+    """result.jobs (JobOutcomes) costs nothing until read; then it is each job's outcome, the same
+    objects on every read, and pickles (for Ray) as the plain dict."""
+    import csv
+    import pickle
+    hpc = GOLDEN / "fcfs_fast-e128-hpc250" / "inputs"
+    result = simulate(NO_NET, [next(hpc.glob("*.json"))], create("easy"), output_prefix=tmp_path / "out")
+    assert result.jobs._outcomes is None and len(result.jobs) == 250
+    with open(tmp_path / "out_jobs.csv") as f:
+        rows = {f"w0!{r['job_id']}": r for r in csv.DictReader(f)}
+    assert sorted(result.jobs) == sorted(rows)
+    for job_id, job in result.jobs.items():
+        row = rows[job_id]
+        assert (f"{job.starting_time:.6f}", f"{job.finish_time:.6f}", str(job.allocated_resources),
+                job.final_state) == (row["starting_time"], row["finish_time"], row["allocated_resources"],
+                                     row["final_state"])
+    assert result.jobs["w0!1"] is result.jobs["w0!1"]
+    copy = pickle.loads(pickle.dumps(result))
+    assert type(copy.jobs) is dict and copy.jobs == result.jobs and result.jobs == copy.jobs
