@@ -223,3 +223,41 @@ def test_job_outcomes_are_built_when_first_read(tmp_path):
     assert result.jobs["w0!1"] is result.jobs["w0!1"]
     copy = pickle.loads(pickle.dumps(result))
     assert type(copy.jobs) is dict and copy.jobs == result.jobs and result.jobs == copy.jobs
+
+
+def test_a_run_keeps_the_gc_off_its_inputs_and_restores_it(tmp_path):
+    """run_engine freezes what is alive once the inputs are loaded (the run's collections skip
+    them) and leaves the GC as it found it; a caller's own frozen objects or disabled GC are left
+    alone."""
+    import gc
+    from batsched_py.scheduler import Session
+    _, workload = _inputs(tmp_path)
+    seen = []
+
+    def exchange():
+        session = Session(create("fcfs"))
+
+        def handle(message):
+            seen.append((gc.isenabled(), gc.get_freeze_count()))
+            return session.handle(message)
+        return handle
+
+    thresholds = gc.get_threshold()
+    simulate(NO_NET, [workload], exchange())
+    assert seen and all(enabled and frozen > 0 for enabled, frozen in seen)
+    assert (gc.isenabled(), gc.get_freeze_count(), gc.get_threshold()) == (True, 0, thresholds)
+    gc.disable()
+    try:
+        seen.clear()
+        simulate(NO_NET, [workload], exchange())
+        assert seen and all(not enabled and frozen == 0 for enabled, frozen in seen)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    gc.freeze()
+    try:
+        count = gc.get_freeze_count()
+        simulate(NO_NET, [workload], exchange())
+        assert 0 < gc.get_freeze_count() <= count       # (not unfrozen; some frozen objects died)
+    finally:
+        gc.unfreeze()
