@@ -33,6 +33,7 @@ and written in blocks.
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Optional
 
@@ -77,6 +78,17 @@ def remove_previous_outputs(prefix: str) -> None:
             os.remove(prefix + suffix)
         except FileNotFoundError:
             pass
+
+
+# A jobs.csv row; with whole seconds (the usual: traces count in seconds), "%d.000000" prints the
+# times as "%.6f" does in half the time.  (Only -0.0 prints otherwise, "0.000000": see _no_minus_zero.)
+_JOB_ROW = "%s,%s,%s,%.6f,%s,%.6f,%d,%s,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%s,%s,%s\n"
+_JOB_ROW_WHOLE = ("%s,%s,%s,%d.000000,%s,%d.000000,%d,%s,%d.000000,%d.000000,%d.000000,%d.000000,"
+                  "%d.000000,%.6f,%s,%s,%s\n")
+
+
+def _no_minus_zero(*values: float) -> bool:
+    return all(value or math.copysign(1.0, value) > 0 for value in values)
 
 
 def _csv_quote(text: str) -> str:
@@ -205,7 +217,12 @@ class OutputWriters:
         turnaround = finish_time - submission_time
         stretch = turnaround / execution
         success = final_state == SUCCESS
-        self._jobs_file.write("%s,%s,%s,%.6f,%s,%.6f,%d,%s,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%s,%s,%s\n" % (
+        # (execution, waiting and turnaround, differences of whole seconds, are whole; stretch is not)
+        whole = (submission_time.is_integer() and starting_time.is_integer() and finish_time.is_integer()
+                 and requested_time.is_integer()
+                 and (submission_time and starting_time and finish_time and requested_time
+                      or _no_minus_zero(submission_time, starting_time, finish_time, requested_time)))
+        self._jobs_file.write((_JOB_ROW_WHOLE if whole else _JOB_ROW) % (
             job_id, workload_name, profile, submission_time, requested_number_of_resources, requested_time,
             success, final_state, starting_time, execution, finish_time, waiting, turnaround, stretch,
             self._hosts(allocated_resources), fixed6(consumed_energy), quoted))

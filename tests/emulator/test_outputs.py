@@ -159,3 +159,25 @@ def test_outputs_are_marked_incomplete_until_closed_complete(tmp_path):
     assert "killed" in Path(prefix + "_INCOMPLETE").read_text() and Path(prefix + "_jobs.csv").exists()
     w.close(1.0, MachineStats(0.0, 4, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0), nb_jobs=0)
     assert not Path(prefix + "_INCOMPLETE").exists() and Path(prefix + "_consumed_energy.csv").exists()
+
+
+@pytest.mark.parametrize("times", [
+    (0.0, 3600.0, 0.0, 172.0),                # whole seconds (the usual), zeros included
+    (-0.0, 3600.0, 0.0, 172.0),               # -0.0 prints as "-0.000000", as Batsim's printf does
+    (5.0, -1.0, 7.0, 9.0),                    # no walltime
+    (5.5, 10.0, 7.0, 9.0), (5.0, 10.0, 7.25, 9.0), (5.0, 10.0, 7.0, 9.125), (5.0, 10.5, 7.0, 9.0),
+    (1e300, 1e300, 2e300, 3e300),             # whole, with more digits than %d of an int64
+    (4.0, 8.0, 4.0, 4.0),                     # a null-time job: finish = start + 1e-5
+    (0.1, 3.0, 2.0 ** 53, 2.0 ** 53 + 2),
+])
+def test_job_rows_print_times_with_six_decimals(tmp_path, times):
+    """A row of whole seconds takes a quicker format; every row reads as Batsim's "%.6f" does."""
+    subtime, walltime, start, finish = times
+    w = OutputWriters(str(tmp_path / "out"))
+    w.job_row("1", "w0", "p", subtime, 2, walltime, "COMPLETED_SUCCESSFULLY", start, finish, ProcSet((0, 1)), -1.0, "")
+    w.close(finish, MachineStats(0.0, 4, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0), nb_jobs=1)
+    run = finish - start or 1e-5
+    finish = start + run
+    fields = [subtime, walltime, start, run, finish, start - subtime, finish - subtime, (finish - subtime) / run]
+    want = "1,w0,p,%.6f,2,%.6f,1,COMPLETED_SUCCESSFULLY,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,0-1,-1.000000,\"\"" % tuple(fields)
+    assert _lines(str(tmp_path / "out") + "_jobs.csv")[1] == want
