@@ -5,7 +5,7 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from ..textfiles import not_utf8
 
@@ -67,10 +67,12 @@ def _parse(raw: bytes, parse_float: Callable[[str], float] | None) -> Any:
 # (a float in orjson).  Such tokens are found in the bytes mapped to "0" for a number character
 # ("e" for an exponent's) and " " for any other: a "0e" or a run of 17 "0"s starts the run of
 # one, checked alone (a run inside a string matches too and is harmless: its verdict is only ever
-# "take json").  A regular expression over the whole text took as long as orjson's parse.
+# "take json").  A regular expression for the tokens over the whole text took as long as orjson's
+# parse; one for "0e" finds it 2.5x faster than bytes.find (which finds the 17 "0"s faster).
 _NUMBER_MARKS = bytes(0x30 if chr(byte) in "0123456789+-." else 0x65 if chr(byte) in "eE" else 0x20
                       for byte in range(256))
-_RISKY = (b"0e", b"0" * 17)
+_EXPONENT = re.compile(b"0e")
+_LONG = b"0" * 17
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 
 
@@ -103,19 +105,30 @@ def _fast_parse(raw: bytes, parse_float: Callable[[str], float]) -> Any:
     not be, or orjson refuses the text (json then reads it and names any fault)."""
     if _fast_loads is None or not _shallow(raw):
         return None
-    marks = raw.translate(_NUMBER_MARKS)
-    for needle in _RISKY:
-        at = marks.find(needle)
-        while at >= 0:
-            start, end = marks.rfind(b" ", 0, at) + 1, marks.find(b" ", at)
-            end = len(marks) if end < 0 else end
-            if not _same_number(raw[start:end].decode("ascii"), parse_float):
-                return None
-            at = marks.find(needle, end)
+    if not all(_same_number(raw[start:end].decode("ascii"), parse_float) for start, end in _risky_runs(raw)):
+        return None
     try:
         return _fast_loads(raw)
     except _FastError:
         return None
+
+
+def _risky_runs(raw: bytes) -> Iterator[tuple[int, int]]:
+    """(start, end) of each run of number characters in ``raw`` that has an exponent or 17 of them."""
+    marks = raw.translate(_NUMBER_MARKS)
+    for exponent in (True, False):
+        at = 0
+        while True:
+            if exponent:
+                found = _EXPONENT.search(marks, at)
+                at = -1 if found is None else found.start()
+            else:
+                at = marks.find(_LONG, at)
+            if at < 0:
+                break
+            start, at = marks.rfind(b" ", 0, at) + 1, marks.find(b" ", at)
+            at = len(marks) if at < 0 else at
+            yield start, at
 
 
 def _same_number(token: str, parse_float: Callable[[str], float]) -> bool:
