@@ -73,6 +73,9 @@ _NUMBER_MARKS = bytes(0x30 if chr(byte) in "0123456789+-." else 0x65 if chr(byte
                       for byte in range(256))
 _EXPONENT = re.compile(b"0e")
 _LONG = b"0" * 17
+# Text with more such tokens (numbers written with 17 digits) takes json: checking each one costs
+# more than json's parse_float calls for them.
+_MOST_CHECKED = 100
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 
 
@@ -105,8 +108,9 @@ def _fast_parse(raw: bytes, parse_float: Callable[[str], float]) -> Any:
     not be, or orjson refuses the text (json then reads it and names any fault)."""
     if _fast_loads is None or not _shallow(raw):
         return None
-    if not all(_same_number(raw[start:end].decode("ascii"), parse_float) for start, end in _risky_runs(raw)):
-        return None
+    for count, (start, end) in enumerate(_risky_runs(raw)):
+        if count == _MOST_CHECKED or not _same_number(raw[start:end].decode("ascii"), parse_float):
+            return None
     try:
         return _fast_loads(raw)
     except _FastError:
