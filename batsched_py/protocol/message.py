@@ -4,6 +4,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional
 
+from .. import json_accel
 from ..textfiles import not_utf8
 from . import fields as f
 from .errors import ProtocolError
@@ -67,12 +68,10 @@ def _refuse_constant(name: str):
 
 _DECODER = json.JSONDecoder(parse_constant=_refuse_constant)  # built once: json.loads(**kw) builds one per call
 
-_fast_loads: Optional[Callable[[bytes], Any]]
-_fast_dumps: Optional[Callable[[Any], bytes]]
-try:    # the optional accelerator (pip install 'batsched_py[fast]'): parses 3x, serialises 9x faster
-    from orjson import JSONDecodeError as _FastError, dumps as _fast_dumps, loads as _fast_loads
-except ImportError:     # pragma: no cover - exercised by the tests that hide it
-    _fast_loads = _fast_dumps = None
+# The optional accelerator (json_accel): parses 3x, serialises 9x faster.
+_fast_loads: Optional[Callable[[bytes], Any]] = json_accel.loads
+_fast_dumps: Optional[Callable[[Any], bytes]] = json_accel.dumps
+_FastError = json_accel.DecodeError
 
 # orjson reads an integer beyond 64 bits as a float, where json keeps it exact: text holding a run
 # of 19 digits (which such an integer has) takes json.  What orjson refuses (NaN, 1e400, lone
