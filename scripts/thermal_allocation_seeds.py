@@ -35,7 +35,7 @@ from tqdm import tqdm  # noqa: E402
 import batsched_py.envs  # noqa: E402,F401
 from batsched_py.agents.allocation.cluster import ALLOCATORS, room  # noqa: E402
 from batsched_py.agents.allocation.jobs import load_jobs  # noqa: E402
-from thermal_allocation_study import TRACE, write_csv  # noqa: E402
+from thermal_allocation_study import TRACE, add_trace_arguments, write_csv  # noqa: E402
 from thermal_allocation_study import play as play_episode  # noqa: E402
 
 
@@ -97,11 +97,8 @@ def _ranges(text: str) -> list[int]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--shared", default=os.environ.get("BATSCHED_PY_SHARED", str(ROOT.parent / "shared")),
-                    help="the shared data folder (default %(default)s)")
+    add_trace_arguments(ap)
     ap.add_argument("--processors", type=int, default=8, help="processors of 24 cores (default %(default)s)")
-    ap.add_argument("--days", type=float, default=182.0, help="days of the trace used (default %(default)s)")
-    ap.add_argument("--test-days", type=float, default=30.0, help="held-out days at the end (default %(default)s)")
     ap.add_argument("--val-days", type=float, default=30.0,
                     help="validation days: the end of the training window (default %(default)s)")
     ap.add_argument("--alpha", type=float, default=0.5, help="temperature weight (default %(default)s)")

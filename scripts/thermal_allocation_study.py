@@ -87,14 +87,19 @@ def packed(jobs, wait, n, params):
     return model.energy.sum() / model.now, model.degree_seconds.sum() / model.now / n
 
 
+def add_trace_arguments(ap: argparse.ArgumentParser) -> None:
+    """--shared, --days and --test-days: the trace and its held-out end (the thermal scripts')."""
+    ap.add_argument("--shared", default=os.environ.get("BATSCHED_PY_SHARED", str(ROOT.parent / "shared")),
+                    help="the shared data folder (default %(default)s)")
+    ap.add_argument("--days", type=float, default=182.0, help="days of the trace used (default %(default)s)")
+    ap.add_argument("--test-days", type=float, default=30.0, help="held-out days at the end (default %(default)s)")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--shared", default=os.environ.get("BATSCHED_PY_SHARED", str(ROOT.parent / "shared")),
-                    help="the shared data folder (default %(default)s)")
+    add_trace_arguments(ap)
     ap.add_argument("--processors", type=int, default=1152, help="processors of 24 cores (default %(default)s)")
-    ap.add_argument("--days", type=float, default=182.0, help="days of the trace used (default %(default)s)")
-    ap.add_argument("--test-days", type=float, default=30.0, help="held-out days at the end (default %(default)s)")
     ap.add_argument("--steps", type=int, default=20_000, help="DQN training decisions per alpha (default %(default)s)")
     ap.add_argument("--alphas", default="0,0.5,1,2,3,4",
                     help="temperature weights; '' for Table 4.1 only (default %(default)s)")

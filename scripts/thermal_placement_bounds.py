@@ -13,7 +13,6 @@ leakage). No training: it answers whether a target is within reach of any alloca
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -24,7 +23,7 @@ import numpy as np  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
 from thermal_allocation_seeds import baselines  # noqa: E402
-from thermal_allocation_study import TRACE, packed  # noqa: E402
+from thermal_allocation_study import TRACE, add_trace_arguments, packed  # noqa: E402
 
 from batsched_py.agents.allocation.cluster import Cluster  # noqa: E402
 from batsched_py.agents.allocation.jobs import load_jobs  # noqa: E402
@@ -42,12 +41,9 @@ def run(jobs, n: int, params: ThermalParams, rule) -> Cluster:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--shared", default=os.environ.get("BATSCHED_PY_SHARED", str(ROOT.parent.parent / "shared")),
-                    help="the shared data folder (default %(default)s)")
+    add_trace_arguments(ap)
     ap.add_argument("--processors", default="3,4,5,6,8,10,12,16",
                     help="cluster sizes, comma-separated (default %(default)s)")
-    ap.add_argument("--days", type=float, default=182.0, help="days of the trace used (default %(default)s)")
-    ap.add_argument("--test-days", type=float, default=30.0, help="held-out days at the end (default %(default)s)")
     args = ap.parse_args(argv)
     try:
         sizes = [int(s) for s in args.processors.split(",")]
