@@ -7,7 +7,9 @@ Times the build of batsched_py that is imported: pure Python, or compiled with m
 1. KTH-SP2 (27,954 jobs, ``--mmax 100``) with EASY, best of 3: wall time, jobs/s, peak RSS, jobs
    whose start or hosts differ from real Batsim + batsched easy_bf, and the split between the
    scheduler (``Session.handle``: the ``scheduling_time`` the run itself measures) and the engine
-   side (the rest: loading, engine, machines, outputs, result).
+   side (the rest: loading, engine, machines, outputs, result); then the same with FCFS, whose
+   decisions cost next to nothing, and what the target leaves the scheduler side once the
+   engine side is paid.
    Reference, same inputs and policy: real Batsim over ZeroMQ when a ``batsim`` binary is on PATH
    (or ``$BATSCHED_PY_BATSIM`` names one), timed in this run; otherwise a recording: real Batsim
    4.2.1 + batsched 1.4.0 easy_bf, 14.28 s, measured by issue 22's author on this kind of machine
@@ -58,22 +60,28 @@ def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def run_kth(rows: list, runs: int) -> None:
-    inputs = KTH / "inputs"
-    platform, workload = inputs / "energy_platform_homogeneous_no_net_128.xml", inputs / "kth_sp2.json"
+def best_run(platform: Path, workload: Path, policy: str, runs: int):
+    """The fastest of ``runs`` runs of ``policy``: (wall s, scheduler s, its result)."""
     best = None
     res = None
     for _ in range(runs):
         res = None      # (runs are identical: only the last result is kept, and not during the next run)
         with tempfile.TemporaryDirectory() as tmp:
             t0 = time.perf_counter()
-            res = simulate(platform, [workload], create("easy"), output_prefix=Path(tmp) / "out", mmax=100)
+            res = simulate(platform, [workload], create(policy), output_prefix=Path(tmp) / "out", mmax=100)
             dt = time.perf_counter() - t0
             with open(Path(tmp) / "out_schedule.csv") as f:
                 sched = float(next(csv.DictReader(f))["scheduling_time"])
         if best is None or dt < best[0]:
             best = (dt, sched)
-    dt, sched = best
+    assert best is not None and res is not None
+    return best[0], best[1], res
+
+
+def run_kth(rows: list, runs: int) -> None:
+    inputs = KTH / "inputs"
+    platform, workload = inputs / "energy_platform_homogeneous_no_net_128.xml", inputs / "kth_sp2.json"
+    dt, sched, res = best_run(platform, workload, "easy", runs)
     with gzip.open(KTH / "easy_bf_jobs.csv.gz", "rt") as f:
         want = {r["job_id"]: (r["starting_time"], r["allocated_resources"]) for r in csv.DictReader(f)}
     diff = sum(1 for jid, j in res.jobs.items()
@@ -83,11 +91,25 @@ def run_kth(rows: list, runs: int) -> None:
           f"{diff} jobs differ from Batsim easy_bf", flush=True)
     rows.append((f"KTH-SP2 easy (whole run; {BUILD})", f"{dt:.2f} s", f"{len(res.jobs) / dt:,.0f}",
                  f"scheduler {sched:.2f} s, engine {dt - sched:.2f} s", f"{peak_mb():.0f} MB", f"{diff} differ"))
+    messages = res.messages
+    res = None
+    # FCFS decides next to nothing (the head of the queue fits or not): its scheduler side is
+    # about the least a policy answering these messages costs in this build.
+    f_dt, f_sched, f_res = best_run(platform, workload, "fcfs", runs)
+    print(f"KTH-SP2 fcfs: {len(f_res.jobs)} jobs in {f_dt:.2f} s (scheduler {f_sched:.2f} s, engine side "
+          f"{f_dt - f_sched:.2f} s), {f_res.messages} messages", flush=True)
+    rows.append((f"KTH-SP2 fcfs (whole run; {BUILD})", f"{f_dt:.2f} s", f"{len(f_res.jobs) / f_dt:,.0f}",
+                 f"scheduler {f_sched:.2f} s, engine {f_dt - f_sched:.2f} s", "", ""))
+    f_res = None
     label, ref = real_batsim_reference(platform, workload)
     target = 20 if _COMPILED else 12
     print(f"reference: {label}: {ref:.2f} s; in-process emulator ({BUILD}) {ref / dt:.1f}x faster "
           f"(target: {target}x, time under {ref / target:.2f} s: {'met' if dt <= ref / target else 'not met'}; "
           f"peak RSS under 300 MB: {'met' if peak_mb() < 300 else 'not met'})", flush=True)
+    left = ref / target - (dt - sched)
+    print(f"budget: {target}x leaves {ref / target:.2f} s; EASY's engine side takes {dt - sched:.2f} s, which leaves "
+          f"{left:.2f} s ({1e6 * left / messages:.1f} us per message) for the scheduler side, against "
+          f"{sched:.2f} s for EASY and {f_sched:.2f} s for FCFS now", flush=True)
     rows.append((f"reference: {label}", f"{ref:.2f} s", "", f"ours {ref / dt:.1f}x faster (target {target}x)", "", ""))
 
 

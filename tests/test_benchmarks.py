@@ -93,6 +93,15 @@ def test_bench_emulator_compares_with_a_batsim_binary():
     assert build and f"| KTH-SP2 easy (whole run; {build[1]}) |" in done.stdout
     target = "12x" if build[1] == "pure Python" else "20x"
     assert f"x faster (target: {target}, time under " in done.stdout
+    # FCFS beside EASY, and what the target leaves the scheduler side once EASY's engine side is paid
+    assert re.search(r"^KTH-SP2 fcfs: 27954 jobs in [\d.]+ s \(scheduler [\d.]+ s, engine side [\d.]+ s\)", done.stdout, re.M)
+    easy = re.search(r"KTH-SP2 easy: 27954 jobs in [\d.]+ s \(.*?scheduler ([\d.]+) s, engine side ([\d.]+) s\)",
+                     done.stdout)
+    budget = re.search(rf"^budget: {target} leaves ([\d.]+) s; EASY's engine side takes ([\d.]+) s, which leaves "
+                       r"(-?[\d.]+) s \((-?[\d.]+) us per message\) for the scheduler side, against ([\d.]+) s for EASY",
+                       done.stdout, re.M)
+    assert easy and budget and budget[2] == easy[2] and budget[5] == easy[1]
+    assert abs(float(budget[1]) - float(budget[2]) - float(budget[3])) <= 0.011
 
 
 @pytest.mark.slow
@@ -107,3 +116,24 @@ def test_bench_emulator_without_batsim_says_which_recording_it_divides_by():
                       r"([\d.]+)x faster", done.stdout)
     wall = re.search(r"27954 jobs in ([\d.]+) s", done.stdout)
     assert ratio and wall and abs(float(ratio[1]) - 14.28 / float(wall[1])) < 0.1
+
+
+def test_bench_env_prints_every_measure_and_the_cost_of_switching():
+    # (the repository's Taurus days: no ../shared needed; `batsched-py emulate` stands in for batsim)
+    stand_in = f"{sys.executable} -m batsched_py.cli emulate"
+    done = _run("scripts/bench_env.py", "--episodes", "1", "--subprocess-episodes", "1",
+                env={"BATSCHED_PY_BATSIM": stand_in})
+    assert done.returncode == 0, done.stderr
+    for name, agent in (("Shutdown", "random"), ("Shutdown", "T5"), ("Shutdown", "never"),
+                        ("Scheduling", "random"), ("Scheduling", "masked")):
+        # the same episode on both backends: the same number of steps (a Shutdown day: 1,440)
+        steps = re.findall(rf"^{name} +{agent} +(?:emulator|batsim) +(\d+) ", done.stdout, re.M)
+        assert len(steps) == 2 and steps[0] == steps[1] and (name != "Shutdown" or steps[0] == "1440")
+        assert re.search(rf"^  {name} +{agent} +[\d.]+x$", done.stdout, re.M)
+    floor = re.search(r"^Shutdown-v0 floor \(no node ever switched\): ([\d,]+) steps/s, (\d+) us/step; random "
+                      r"actions switch ([\d.]+) nodes/step and take (\d+) us/step: (-?\d+) us per node switched",
+                      done.stdout, re.M)
+    assert floor and float(floor[3]) > 0
+    # the per-node figure is (random's us/step - the floor's) / nodes per step
+    expected = (int(floor[4]) - int(floor[2])) / float(floor[3])
+    assert abs(int(floor[5]) - expected) <= 0.5 + 1 / float(floor[3])    # (rounded figures)
