@@ -47,6 +47,7 @@ from gymnasium import spaces
 from ..agents.allocation.cluster import ALLOCATORS, Cluster, guarded, observation
 from ..agents.allocation.jobs import Jobs, load_jobs
 from ..emulator.thermal import ThermalParams
+from ..policies.agent.base import action_int
 from .core import EnvError
 
 BASELINES = ("round_robin", "greedy")
@@ -123,9 +124,7 @@ class AllocationEnv(gym.Env):
         return observation(self.agent.model, heads, self.max_temperature)
 
     def decode(self, action: Any) -> list[int]:
-        a = int(action)
-        if not 0 <= a < self.nb_actions:
-            raise EnvError(f"action {action!r} is outside Discrete({self.nb_actions})")
+        a = action_int(action, self.nb_actions - 1)
         return [a] if self.J == 1 else [a // self.n, a % self.n]
 
     def step(self, action: Any):

@@ -13,6 +13,7 @@ from batsched_py.agents.allocation.predictor import (PredictorError, record_tele
                                                      train_predictor)
 from batsched_py.emulator import EmulatorError
 from batsched_py.envs import EnvError
+from batsched_py.policies.agent import ActionError
 
 
 def busy_jobs(n=300, seed=0, days=1.0):
@@ -38,6 +39,24 @@ def test_check_env_and_spaces():
     check_env(env, skip_render_check=True)
     assert env.observation_space.shape == (4 * 4 + 1,) and env.action_space.n == 4
     assert make(J=2).action_space.n == 16
+
+
+@pytest.mark.parametrize("bad,message", [(4, r"action 4 is outside Discrete\(4\): choose 0..3"),
+                                         ([1, 2], r"action \[1, 2\] is not an integer in Discrete\(4\)")])
+def test_a_refused_action_is_named_and_the_episode_goes_on(bad, message):
+    def first_steps(refuse):
+        env = make()
+        env.reset(options={"start": 0})
+        out = []
+        for a in (0, 3, 1, 1, 2):
+            if refuse:
+                with pytest.raises(ActionError, match=message):
+                    env.step(bad)
+            obs, r, *_ = env.step(a)
+            out.append((obs.tolist(), r))
+        return out
+
+    assert first_steps(True) == first_steps(False)
 
 
 def test_the_baseline_itself_earns_nothing_and_consolidation_earns_power_and_degrees():

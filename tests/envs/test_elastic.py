@@ -182,12 +182,30 @@ def test_the_environment_schedules_as_the_scheduler_through_run(tmp_path, mode):
     ("scheduling", 8, r"action 8 is outside Discrete\(8\): choose 0..7"),
     ("elastic", 3, r"mode elastic takes \(class, pool level\), MultiDiscrete\(\[8, 5\]\)"),
     ("elastic", [0, 5], r"action 5 is outside Discrete\(5\)"),
+    ("elastic", [[0], [1, 2]], r"mode elastic takes \(class, pool level\)"),
 ])
 def test_bad_actions_are_named(mode, action, message):
     env = make(mode=mode)
     env.reset(seed=0)
     with pytest.raises(ActionError, match=message):
         env.step(action)
+
+
+def test_a_refused_action_leaves_the_decision_point_open():
+    def first_steps(refuse):
+        env = make(mode="elastic")
+        env.reset(seed=0)
+        out = []
+        for a in ([1, 2], [0, 4], [3, 0], [2, 2]):
+            if refuse:
+                for bad in ([0, 5], [[0], [1, 2]], "x"):
+                    with pytest.raises(ActionError):
+                        env.step(bad)
+            obs, r, *_ = env.step(a)
+            out.append((obs.tolist(), r))
+        return out
+
+    assert first_steps(True) == first_steps(False)
 
 
 @pytest.mark.parametrize("kw,message", [

@@ -210,6 +210,24 @@ def test_bad_actions_are_named(name, action, message):
         env.step(action)
 
 
+@pytest.mark.parametrize("name,bad", [("Shutdown", 15), ("Shutdown", "x"), ("Scheduling", 21), ("Scheduling", 0.5)])
+def test_a_refused_action_changes_nothing_and_the_episode_goes_on(name, bad):
+    actions = [3, 0, 5, 1, 2, 0, 7, 4, 1, 1, 6, 0]
+    want, want_rewards, _ = rollout(make(name, workloads=[DAY]), lambda i: actions[i % len(actions)])
+    env = make(name, workloads=[DAY])
+
+    def refused_then(i):
+        if i < 40:
+            # the env wrappers' checks are off: the scheduler itself refuses, before any change
+            with pytest.raises(ActionError, match=f"action {bad!r}"):
+                env.step(bad)
+        return actions[i % len(actions)]
+
+    got, rewards, _ = rollout(env, refused_then)
+    same_observations(got, want)
+    assert rewards == want_rewards
+
+
 def test_bad_arguments_are_named(tmp_path):
     with pytest.raises(EnvError, match="backend 'k8s': choose one of emulator, batsim, docker"):
         make("Shutdown", backend="k8s")

@@ -10,6 +10,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import batsched_py.envs  # noqa: F401  (registers the environments)
+from batsched_py.policies.agent import ActionError
 from batsched_py.agents.volunteer import RandomPlacement, run_episode
 from batsched_py.emulator.events_file import load_events
 from batsched_py.envs import EnvError
@@ -228,6 +229,22 @@ def test_spaces_follow_the_level(small):
     assert make(small, level="cluster").action_space == gym.spaces.Discrete(4)
     assert make(small, level="system").action_space == gym.spaces.Discrete(2)
     assert make(small, level="cluster-week").observation_space == gym.spaces.MultiDiscrete([168, 25, 2])
+
+
+def test_a_refused_action_is_named_and_the_episode_goes_on(small):
+    def first_steps(refuse):
+        env = make(small, level="cluster")
+        obs, _ = env.reset(seed=4)
+        out = []
+        for a in (0, 3, 1, 2, 3, 0):
+            if refuse:
+                with pytest.raises(ActionError, match=r"action 4 is outside Discrete\(4\): choose 0..3"):
+                    env.step(4)
+            obs, r, *_ = env.step(a)
+            out.append((tuple(obs), r))
+        return out
+
+    assert first_steps(True) == first_steps(False)
 
 
 def test_an_episode_is_reproducible_and_masks_full_choices(small):

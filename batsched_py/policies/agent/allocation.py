@@ -21,7 +21,7 @@ from ...scheduler import DecisionError, Job, register
 from ...scheduler.view import mask_of, procset_of_mask
 from ..base import QueuePolicy
 from ..options import PolicyOptionError, number_option
-from .base import AgentMixin
+from .base import AgentMixin, action_int
 
 AGENT_OPTIONS = ("policy", "J", "alpha", "max_temperature", "leakage_model")
 
@@ -102,9 +102,7 @@ class ThermalAllocation(AgentMixin, QueuePolicy):
 
     def apply(self, action: Any) -> None:
         from ...agents.allocation.cluster import guarded
-        a = int(np.asarray(action).reshape(()))
-        if not 0 <= a < self.n ** self.J:
-            raise DecisionError(f"action {action!r} is outside Discrete({self.n ** self.J})")
+        a = action_int(action, self.n ** self.J - 1)
         for k, processor in enumerate([a] if self.J == 1 else [a // self.n, a % self.n]):
             cores = self.head_cores()
             fits = self.fits(cores) if cores else np.zeros(self.n, bool)

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
+import numpy as np
+
 from ...scheduler import DecisionError
 
 Policy = Callable[[Any], Any]
@@ -48,7 +50,13 @@ class AgentMixin:
         if not self.awaiting:
             raise ActionError("act() outside a decision point: the agent was not asked")
         self.awaiting = False
-        self.apply(action)
+        try:
+            self.apply(action)
+        except ActionError:
+            # apply() checks the action before it changes anything: a refused action leaves the
+            # decision point open, so the agent may act again (the episode is not lost)
+            self.awaiting = True
+            raise
         self.awaiting = self.decision_due_again()
 
     def policy_action(self) -> Any:
@@ -67,4 +75,26 @@ class AgentMixin:
         raise NotImplementedError
 
     def apply(self, action: Any) -> None:
+        """The decisions of ``action``; an action outside the space raises ActionError before
+        anything changes."""
         raise NotImplementedError
+
+
+def action_int(action: Any, n: int) -> int:
+    """``action`` as an int in 0..n (a numpy scalar or 0-d/1-element array is fine)."""
+    if type(action) is int or isinstance(action, np.integer):
+        k = int(action)
+        if not 0 <= k <= n:
+            raise ActionError(f"action {k} is outside Discrete({n + 1}): choose 0..{n}")
+        return k
+    try:
+        value = np.asarray(action).reshape(())
+        if not np.issubdtype(value.dtype, np.integer):
+            if not (np.issubdtype(value.dtype, np.floating) and float(value).is_integer()):
+                raise TypeError
+        k = int(value)
+    except (TypeError, ValueError):
+        raise ActionError(f"action {action!r} is not an integer in Discrete({n + 1})") from None
+    if not 0 <= k <= n:
+        raise ActionError(f"action {k} is outside Discrete({n + 1}): choose 0..{n}")
+    return k

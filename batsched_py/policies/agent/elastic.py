@@ -40,9 +40,9 @@ from ...scheduler import HostState, Job, Scheduler, register
 from ...scheduler.view import lowest_bits, procset_of_mask
 from ..options import PolicyOptionError, choice_option, number_option, refuse_unknown
 from ..power import read_runtimes, require_sleep_states
-from .base import ActionError, AgentMixin
+from .base import ActionError, AgentMixin, action_int
 from .loading import load_policy
-from .shutdown import _action_int, _int_option
+from .shutdown import _int_option
 
 MODES = ("scheduling", "elastic")
 _ON = (HostState.IDLE, HostState.COMPUTING)
@@ -249,12 +249,15 @@ class ElasticScheduler(AgentMixin, ElasticPool):
     def split(self, action: Any) -> tuple[int, int]:
         """``action`` as (class, pool level); the level is that of 'no change' in mode scheduling."""
         if self.mode == "scheduling":
-            return _action_int(action, self.n_classes - 1), -1
-        a = np.asarray(action).reshape(-1)
+            return action_int(action, self.n_classes - 1), -1
+        try:
+            a = np.asarray(action).reshape(-1)
+        except ValueError:          # (a ragged sequence)
+            a = np.empty(0)
         if a.shape != (2,):
             raise ActionError(f"action {action!r}: mode elastic takes (class, pool level), "
                               f"MultiDiscrete([{self.n_classes}, {len(self.pool_steps)}])")
-        return _action_int(a[0], self.n_classes - 1), _action_int(a[1], len(self.pool_steps) - 1)
+        return action_int(a[0], self.n_classes - 1), action_int(a[1], len(self.pool_steps) - 1)
 
     def apply(self, action: Any) -> None:
         c, level = self.split(action)

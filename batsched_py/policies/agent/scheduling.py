@@ -28,9 +28,9 @@ from ...scheduler import HostState, Job, register
 from ..base import QueuePolicy
 from ..options import PolicyOptionError, number_option
 from ..power import PowerMixin
-from .base import ActionError, AgentMixin
+from .base import ActionError, AgentMixin, action_int
 from .loading import load_policy, trained_agent
-from .shutdown import _action_int, _int_option
+from .shutdown import _int_option
 
 _STATES = (HostState.SLEEPING, HostState.SWITCHING_ON, HostState.SWITCHING_OFF, HostState.IDLE,
            HostState.COMPUTING)
@@ -96,7 +96,7 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
         """Run as a scheduler, a policy that waits while nothing runs, nothing waits for hosts and a
         queued job fits would never end the simulation: the first job that fits starts instead."""
         action = super().policy_action()
-        if (not self.jobs.running and not self.pending and _action_int(action, self.max_queue) == 0):
+        if (not self.jobs.running and not self.pending and action_int(action, self.max_queue) == 0):
             for i in range(min(len(self.queue), self.max_queue)):
                 if self.fits(i):
                     return i + 1
@@ -119,7 +119,7 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
         return mask
 
     def apply(self, action: Any) -> None:
-        i = _action_int(action, self.max_queue)
+        i = action_int(action, self.max_queue)
         self._push_snapshot(self.snapshot())
         self.started_last = False
         if i > 0 and self.fits(i - 1):

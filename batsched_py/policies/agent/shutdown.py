@@ -31,7 +31,7 @@ from ..backfilling import SAF
 from ..options import PolicyOptionError, number_option
 from ..power import require_sleep_states, shift_reservation
 from ..profile import seconds
-from .base import ActionError, AgentMixin
+from .base import AgentMixin, action_int
 from .loading import load_policy, trained_agent
 from .nodes import NodeState, node_masks, node_states
 
@@ -129,7 +129,7 @@ class ShutdownScheduler(AgentMixin, SAF):
         return 0 if self.now >= self.day - EPS else super().policy_action()
 
     def apply(self, action: Any) -> None:
-        k = _action_int(action, self.nb_nodes)
+        k = action_int(action, self.nb_nodes)
         seen = self._seen if self._seen is not None else self.features()
         self._seen = None
         self.window[:-1] = self.window[1:]        # (what the agent saw joins the window)
@@ -244,26 +244,6 @@ def _int_option(options: Mapping[str, Any], name: str, default: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise PolicyOptionError(f"option {name}: {value!r} is not a positive integer")
     return value
-
-
-def _action_int(action: Any, n: int) -> int:
-    """``action`` as an int in 0..n (a numpy scalar or 0-d/1-element array is fine)."""
-    if type(action) is int or isinstance(action, np.integer):
-        k = int(action)
-        if not 0 <= k <= n:
-            raise ActionError(f"action {k} is outside Discrete({n + 1}): choose 0..{n}")
-        return k
-    try:
-        value = np.asarray(action).reshape(())
-        if not np.issubdtype(value.dtype, np.integer):
-            if not (np.issubdtype(value.dtype, np.floating) and float(value).is_integer()):
-                raise TypeError
-        k = int(value)
-    except (TypeError, ValueError):
-        raise ActionError(f"action {action!r} is not an integer in Discrete({n + 1})") from None
-    if not 0 <= k <= n:
-        raise ActionError(f"action {k} is outside Discrete({n + 1}): choose 0..{n}")
-    return k
 
 
 @register("deepshutdown")

@@ -43,8 +43,7 @@ import numpy as np
 from ...scheduler import HostState, Job, Scheduler, register
 from ...scheduler.view import bits_of
 from ..options import PolicyOptionError, choice_option, number_option, refuse_unknown
-from .base import AgentMixin
-from .shutdown import _action_int
+from .base import AgentMixin, action_int
 
 LEVELS = ("computer", "cluster", "cluster-week", "system")
 DAY = 86400.0
@@ -352,7 +351,7 @@ class VolunteerScheduler(AgentMixin, VolunteerPool):
     def apply(self, action: Any) -> None:
         job = self.current()
         assert job is not None          # (asked only while a job waits for its place)
-        a = _action_int(action, self.n_actions - 1)
+        a = action_int(action, self.n_actions - 1)
         state = self.state(job)
         if a == self.n_actions - 1:
             self.turn[job.id] = self.now + self.cycle
