@@ -34,18 +34,23 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def parse_sources(items: list[str]) -> dict[str, Path]:
-    """``NAME=SOURCE`` or ``SOURCE`` (named after its last path component)."""
-    out = {}
+    """``NAME=SOURCE`` or ``SOURCE`` (named after its last path component); two sources of one
+    name are refused, as one would hide the other."""
+    out: dict[str, Path] = {}
     for item in items:
         name, _, source = item.rpartition("=")
-        out[name or Path(source).name] = Path(source)
+        name = name or Path(source).name
+        if name in out:
+            raise MetricsInputError(f"{out[name]} and {source} are both named {name!r}: "
+                                    f"name them NAME={out[name]} OTHER={source}")
+        out[name] = Path(source)
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    results = parse_sources(args.sources)
     try:
+        results = parse_sources(args.sources)
         for source in results.values():
             for problem in run_problems(source):
                 if not args.force:

@@ -134,3 +134,15 @@ def test_damaged_gzip_output_is_named(tmp_path):
     (tmp_path / "z_jobs.csv.gz").write_bytes(data[:len(data) // 2])
     with pytest.raises(MetricsInputError, match=r"z_jobs\.csv\.gz: damaged gzip data"):
         summary(tmp_path / "z")
+
+
+def test_two_sources_with_the_same_name_are_refused_not_merged(tmp_path, capsys):
+    """`metrics a/out b/out` named both runs 'out' and silently reported only the second one."""
+    for run, case in (("a", "killer-e128-semantics"), ("b", "sleeper-e128-load50-E")):
+        (tmp_path / run).mkdir()
+        (tmp_path / run / "out_jobs.csv").write_bytes((GOLDEN / case / "out_jobs.csv").read_bytes())
+    sources = [str(tmp_path / "a" / "out"), str(tmp_path / "b" / "out")]
+    assert main(sources) == 2
+    assert "out" in capsys.readouterr().err.splitlines()[-1]
+    assert main(["A=" + sources[0], "B=" + sources[1]]) == 0
+    assert [line.split()[0] for line in capsys.readouterr().out.splitlines()[2:]] == ["A", "B"]
