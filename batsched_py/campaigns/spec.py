@@ -119,6 +119,8 @@ def load_campaign(path: Path, check_policies: bool = True) -> Campaign:
     output = _resolve(base, _typed(data, "output", str, where, None))
     energy = _typed(data, "energy", bool, where, False)
     mmax = _typed(data, "mmax", int, where, 0)
+    if mmax < 0:
+        raise CampaignError(f"{where}: mmax must be at least 0 (0: every host), not {mmax}")
     repetitions = _typed(data, "repetitions", int, where, 1)
     if repetitions < 1:
         raise CampaignError(f"{where}: repetitions must be at least 1, not {repetitions}")
@@ -166,7 +168,9 @@ def _names(data: dict, key: str, where: str, kinds) -> dict[str, Any]:
     if not isinstance(table, dict) or not table:
         raise CampaignError(f"{where}: [{key}] must be a table naming at least one entry")
     for name, value in table.items():
-        if not isinstance(value, kinds) or "/" in name:
+        if name in ("", ".", "..") or "/" in name:   # it names a folder of each run's path
+            raise CampaignError(f"{where}: {key}: {name!r} cannot name a run's folder (empty, '.', '..' or with '/')")
+        if not isinstance(value, kinds):
             raise CampaignError(f"{where}: {key}.{name}: bad entry {value!r}")
     return table
 

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
-from .spec import CampaignRun
+from .spec import CampaignError, CampaignRun
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -28,15 +28,23 @@ STATUSES = ("done", "failed", "interrupted")
 
 class ResultStore:
     def __init__(self, path: Path):
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CampaignError(f"output {path.parent}: cannot create the folder ({exc.strerror or exc})") from None
         self.path = path
         self._db = sqlite3.connect(path)
-        # Each run is committed alone; WAL without a sync per commit keeps that cheap, and a
-        # commit still survives the campaign's process dying (only a power cut can lose it).
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(SCHEMA)
-        self._db.commit()
+        try:
+            # Each run is committed alone; WAL without a sync per commit keeps that cheap, and a
+            # commit still survives the campaign's process dying (only a power cut can lose it).
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute(SCHEMA)
+            self._db.commit()
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise CampaignError(f"{path}: not a campaign results database ({exc}); "
+                                "move it away to start afresh") from None
 
     def close(self) -> None:
         self._db.close()

@@ -81,6 +81,11 @@ def test_a_failing_run_is_stored_as_failed_and_the_others_are_kept(tmp_path, cap
     ('energy = true\n', "missing setting 'output'"),
     ('output = "o"\n[platforms]\nt = "nowhere.xml"\n', "platforms.t: "),
     ('output = "o"\nrepetitions = 0\n', "repetitions must be at least 1"),
+    ('output = "o"\nmmax = -2\n', "mmax must be at least 0"),
+    # such a name made a run's folder its workload's (or its parent's), removed when the run was stored
+    *((f'output = "o"\n[platforms]\nt = "{PLATFORM}"\n[workloads]\nw = "{SMALL_WORKLOADS[0]}"\n'
+       f'[policies."{name}"]\nscheduler = "easy"\n', f"policies: {name!r} cannot name a run's folder")
+      for name in (".", "..", "")),
 ])
 def test_bad_campaign_files_end_in_one_line_naming_file_and_entry(tmp_path, capsys, text, message):
     path = tmp_path / "c.toml"
@@ -193,3 +198,21 @@ def test_inputs_shipped_with_a_task_give_the_same_bytes_where_the_paths_do_not_e
     for name, content in expected.files.items():
         assert without_wall_clock(name, got.files[name]) == without_wall_clock(name, content), name
     assert got.metrics == expected.metrics
+
+
+def test_a_damaged_results_database_or_an_output_that_is_a_file_is_one_line(tmp_path, capsys):
+    """A results.sqlite that is not a database was a traceback from sqlite3, in run and status."""
+    path = write_campaign(tmp_path, workloads=SMALL_WORKLOADS[:1], policies='[policies.easy]\nscheduler = "easy"\n')
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "results.sqlite").write_text("not a database\n" * 100)
+    for action in ("run", "status"):
+        assert main(["campaign", action, str(path), "--no-progress"][:3 + (action == "run")]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1, err
+        assert f"{tmp_path / 'out' / 'results.sqlite'}: not a campaign results database" in err, err
+    (tmp_path / "out" / "results.sqlite").unlink()
+    (tmp_path / "out").rmdir()
+    (tmp_path / "out").write_text("")
+    assert main(["campaign", "run", str(path), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"output {tmp_path / 'out'}: cannot create the folder" in err, err
