@@ -146,3 +146,18 @@ def test_two_sources_with_the_same_name_are_refused_not_merged(tmp_path, capsys)
     assert "out" in capsys.readouterr().err.splitlines()[-1]
     assert main(["A=" + sources[0], "B=" + sources[1]]) == 0
     assert [line.split()[0] for line in capsys.readouterr().out.splitlines()[2:]] == ["A", "B"]
+
+
+def test_a_host_set_that_does_not_parse_is_named_with_file_line_and_column(tmp_path, capsys):
+    """A damaged machine_id cell was procset's bare 'Invalid interval format' naming no file."""
+    case = GOLDEN / "sleeper-e128-load50-E"
+    for path in case.iterdir():
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    lines = (case / "out_pstate_changes.csv").read_text().splitlines()
+    header = lines[0].split(",")
+    cells = lines[2].split(",")
+    cells[header.index("machine_id")] = "4-x"
+    bad = tmp_path / "out_pstate_changes.csv"
+    bad.write_text("\n".join(lines[:2] + [",".join(cells)] + lines[3:]) + "\n")
+    assert main([str(tmp_path)]) == 2
+    assert capsys.readouterr().err == f"metrics: error: {bad}:3: column machine_id: not a host set: '4-x'\n"

@@ -122,3 +122,13 @@ def test_power_and_gantt_titles(tmp_path, monkeypatch):
     assert seen["q"][0] == f"Power and machine states: {case}"
     assert main(["gantt", str(case), "-o", str(tmp_path / "g"), "--title", "T(5): jobs"]) == 0
     assert seen_gantt["g"][0] == "T(5): jobs"
+
+
+def test_a_gantt_of_a_damaged_allocation_names_file_and_line(tmp_path, capsys):
+    lines = (GOLDEN / "easy_bf-e128-hpc250" / "out_jobs.csv").read_text().splitlines()
+    column = lines[0].split(",").index("allocated_resources")
+    cells = lines[1].split(",")
+    cells[column] = "7-3"       # (a reversed interval, as no Batsim writes)
+    (tmp_path / "out_jobs.csv").write_text("\n".join([lines[0], ",".join(cells)]) + "\n")
+    assert main(["gantt", str(tmp_path), "-o", str(tmp_path / "g")]) == 2
+    assert capsys.readouterr().err.startswith(f"plot: error: {tmp_path / 'out_jobs.csv'}:2: column allocated_resources")
