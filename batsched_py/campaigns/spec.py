@@ -136,6 +136,10 @@ def load_campaign(path: Path, check_policies: bool = True) -> Campaign:
                      for name, value in _names(data, "workloads", where, (str, list)).items()}
     policies = {name: _policy(value, f"{where}: policies.{name}")
                 for name, value in _names(data, "policies", where, dict).items()}
+    for name, (_, options) in policies.items():
+        if seeds is not None and "seed" in options:
+            raise CampaignError(f"{where}: policies.{name}: options.seed and seeds both set the policy's seed; "
+                                "keep one")
     runs = []
     for (pname, platform), (wset, workloads), (policy, (scheduler, options)), seed, rep in product(
             platforms.items(), workload_sets.items(), policies.items(), seeds or [None], range(repetitions)):
@@ -147,6 +151,10 @@ def load_campaign(path: Path, check_policies: bool = True) -> Campaign:
                            + ([f"seed{seed}"] if seed is not None else []) + ([f"rep{rep}"] if repetitions > 1 else []))
             spec = SimulationSpec(str(platform), (str(workload),), scheduler, opts, energy, (), mmax)
             runs.append(CampaignRun(key, pname, wset, str(workload), policy, seed, rep, spec))
+    keys = [run.key for run in runs]
+    if len(set(keys)) != len(keys):
+        key = next(k for k in keys if keys.count(k) > 1)
+        raise CampaignError(f"{where}: run {key} appears twice (a repeated seed, or two workloads named alike)")
     if check_policies:
         _check_policies(runs, where)
     return Campaign(path, output, runs)

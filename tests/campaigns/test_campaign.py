@@ -86,6 +86,12 @@ def test_a_failing_run_is_stored_as_failed_and_the_others_are_kept(tmp_path, cap
     *((f'output = "o"\n[platforms]\nt = "{PLATFORM}"\n[workloads]\nw = "{SMALL_WORKLOADS[0]}"\n'
        f'[policies."{name}"]\nscheduler = "easy"\n', f"policies: {name!r} cannot name a run's folder")
       for name in (".", "..", "")),
+    # a repeated seed was a ValueError traceback from the executor
+    (f'output = "o"\nseeds = [1, 1]\n[platforms]\nt = "{PLATFORM}"\n[workloads]\nw = "{SMALL_WORKLOADS[0]}"\n'
+     '[policies.e]\nscheduler = "easy"\n', "run t/w/taurus_2016-03-27/e/seed1 appears twice"),
+    # the campaign's seed silently replaced the policy's own
+    (f'output = "o"\nseeds = [1, 2]\n[platforms]\nt = "{PLATFORM}"\n[workloads]\nw = "{SMALL_WORKLOADS[0]}"\n'
+     '[policies.e]\nscheduler = "easy"\noptions = {seed = 7}\n', "policies.e: options.seed and seeds both"),
 ])
 def test_bad_campaign_files_end_in_one_line_naming_file_and_entry(tmp_path, capsys, text, message):
     path = tmp_path / "c.toml"
