@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ..argtypes import count
+from ..interrupts import exit_status, interruption
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -34,6 +35,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return _run(args) if args.action == "run" else _status(args)
+    except KeyboardInterrupt as exc:     # before any run started (reading the file, starting Ray)
+        print(f"batsched-py campaign {args.action}: {interruption(exc)}", file=sys.stderr)
+        return exit_status(exc)
     except _known_errors() as exc:
         print(f"batsched-py campaign {args.action}: error: {exc}", file=sys.stderr)
         return 2
@@ -51,9 +55,9 @@ def _run(args: argparse.Namespace) -> int:
         partial = getattr(exc, "report", None)
         done = len(partial.done) if partial else 0
         left = len(partial.interrupted) if partial else 0
-        print(f"batsched-py campaign run: interrupted: {_runs(done)} finished and kept, {left} marked interrupted; "
-              f"run it again to resume", file=sys.stderr)
-        return 130
+        print(f"batsched-py campaign run: {interruption(exc)}: {_runs(done)} finished and kept, {left} marked "
+              f"interrupted; run it again to resume", file=sys.stderr)
+        return exit_status(exc)
     finally:
         executor.close()
     print(f"campaign {campaign.path.name}: {_runs(len(report.done))} done now, {report.skipped} before, "

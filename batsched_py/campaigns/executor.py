@@ -23,6 +23,8 @@ from multiprocessing import connection
 from pathlib import Path
 from typing import Any, Callable, Generator, Optional, Sequence
 
+from ..interrupts import Interrupted
+
 __all__ = ["Task", "Outcome", "Executor", "ExecutorError", "LocalExecutor", "RayExecutor", "make_executor",
            "interrupt_on_sigterm", "describe_error"]
 
@@ -66,7 +68,7 @@ def interrupt_on_sigterm():
         return
 
     def _raise(signum, frame):
-        raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+        raise Interrupted(signal.Signals(signum).name)   # (its name, for the message and the exit status)
 
     previous = signal.signal(signal.SIGTERM, _raise)
     try:

@@ -128,7 +128,8 @@ def test_yaml_campaign_files_read_as_toml_ones(tmp_path):
     assert runs[1].spec.options == {"allocation": "random", "seed": 2}
 
 
-def test_sigint_stops_a_campaign_promptly_and_a_second_run_does_only_the_missing_runs(tmp_path):
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_stops_a_campaign_promptly_and_a_second_run_does_only_the_missing_runs(tmp_path, signum):
     workloads = [slow_workload(tmp_path / f"slow{i}.json", 3000) for i in range(2)]
     path = write_campaign(tmp_path, workloads=workloads, energy=False,
                           policies='[policies.easy]\nscheduler = "easy"\n[policies.fcfs]\nscheduler = "fcfs"\n')
@@ -141,14 +142,15 @@ def test_sigint_stops_a_campaign_promptly_and_a_second_run_does_only_the_missing
             if _any_done(database):
                 break
             time.sleep(0.05)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signum)
         signalled = time.monotonic()
         _, err = proc.communicate(timeout=30)
     finally:
         proc.kill()
     assert time.monotonic() - signalled < 3, "the campaign did not stop promptly"
-    assert proc.returncode == 130, err
-    assert "interrupted: 1 run finished and kept, 3 marked interrupted; run it again to resume" in err
+    assert proc.returncode == 128 + signum, err      # SIGTERM was told as SIGINT, status 130
+    assert (f"interrupted by {signal.Signals(signum).name}: 1 run finished and kept, 3 marked interrupted; "
+            "run it again to resume") in err, err
     campaign = load_campaign(path)
     states = campaign_status(campaign)
     assert (len(states["done"]), len(states["interrupted"])) == (1, 3)
