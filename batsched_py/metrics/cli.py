@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from ..platforms.time_unit import resolve_time_unit
-from .checks import run_problems
+from .checks import refuse_untrusted
 from .compare import compare_table, format_table, write_csv
 from .io import MetricsInputError, require_path
 from .jobs import read_jobs
@@ -51,11 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         results = parse_sources(args.sources)
-        for source in results.values():
-            for problem in run_problems(source):
-                if not args.force:
-                    raise MetricsInputError(f"{problem} (--force to report on it anyway)")
-                print(f"metrics: warning: {problem}", file=sys.stderr)
+        refuse_untrusted(results.values(), args.force, "metrics")
         rows = compare_table(results, args.platform)
         if args.jobs_csv:
             Path(args.jobs_csv).mkdir(parents=True, exist_ok=True)

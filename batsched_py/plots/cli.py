@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..metrics.checks import refuse_untrusted
 from ..metrics.cli import parse_sources
 from ..metrics.io import MetricsInputError
 
@@ -29,12 +30,18 @@ def _parser() -> argparse.ArgumentParser:
                        help="the platform's time unit, for labels (default: s; energies are then W x unit)")
     for q in (g, e):
         q.add_argument("--title", help="figure title (default: names the source)")
+    for q in (g, e, c):
+        q.add_argument("--force", action="store_true",
+                       help="draw runs marked incomplete (SOURCE_INCOMPLETE) or holding files left by an earlier "
+                            "run, with a warning, instead of refusing them")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        sources = parse_sources(args.sources) if args.command == "compare" else {args.source: args.source}
+        refuse_untrusted(sources.values(), args.force, "plot")
         if args.command == "gantt":
             from .gantt import plot_gantt
             paths = plot_gantt(args.source, args.output, title=args.title, time_unit=args.time_unit)
@@ -43,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
             paths = plot_power_states(args.source, args.output, time_unit=args.time_unit, title=args.title)
         else:
             from .compare import comparison_plots
-            paths = comparison_plots(parse_sources(args.sources), args.outdir, args.platform, args.time_unit)
+            paths = comparison_plots(sources, args.outdir, args.platform, args.time_unit)
     except (ImportError, MetricsInputError, ValueError, OSError) as exc:
         print(f"plot: error: {exc}", file=sys.stderr)
         return 2

@@ -132,3 +132,20 @@ def test_a_gantt_of_a_damaged_allocation_names_file_and_line(tmp_path, capsys):
     (tmp_path / "out_jobs.csv").write_text("\n".join([lines[0], ",".join(cells)]) + "\n")
     assert main(["gantt", str(tmp_path), "-o", str(tmp_path / "g")]) == 2
     assert capsys.readouterr().err.startswith(f"plot: error: {tmp_path / 'out_jobs.csv'}:2: column allocated_resources")
+
+
+@pytest.mark.parametrize("command", ["gantt", "power", "compare"])
+def test_a_run_marked_incomplete_is_refused_unless_forced_as_metrics_does(tmp_path, capsys, command):
+    """An interrupted run was drawn as if whole (metrics refused it)."""
+    run = tmp_path / "run"
+    run.mkdir()
+    for path in (GOLDEN / "idle_sleeper-taurus-2016w13-E").iterdir():
+        (run / path.name).write_bytes(path.read_bytes())
+    (run / "out_INCOMPLETE").write_text("simulation stopped at t=5.000000: interrupted by SIGTERM\n")
+    target = ["-o", str(tmp_path / "fig")] if command != "compare" else ["-o", str(tmp_path / "figs")]
+    assert main([command, str(run), *target]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"plot: error: {run / 'out_INCOMPLETE'}: the run is marked incomplete") and "--force" in err
+    assert not list(tmp_path.glob("fig*"))
+    assert main([command, str(run), *target, "--force"]) == 0
+    assert "plot: warning: " in capsys.readouterr().err
