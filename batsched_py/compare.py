@@ -102,6 +102,8 @@ def _check_folders(labels: list[str], outdir: Path) -> None:
     seen: dict[str, str] = {}
     for label in labels:
         folder = _safe(label)
+        if folder in (".", ".."):
+            raise CliError(f"--schedulers: label {label!r} cannot name a folder in {outdir}")
         if folder in seen:
             raise CliError(f"--schedulers: labels {seen[folder]!r} and {label!r} would share the folder "
                            f"{outdir / folder}; give them distinct labels")

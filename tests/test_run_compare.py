@@ -173,6 +173,10 @@ def test_compare_refuses_labels_sharing_a_folder_and_numbers_published_runs_of_o
     assert ("compare: error: --schedulers: labels 'x y' and 'x_y' would share the folder "
             f"{tmp_path / 'c' / 'x_y'}; give them distinct labels") in capsys.readouterr().err
     assert not (tmp_path / "c").exists()
+    # '..' wrote its run into DIR's parent
+    assert main(["compare", *inputs, "--schedulers", "..:fcfs", "-o", str(tmp_path / "c")]) == 2
+    assert "compare: error: --schedulers: label '..' cannot name a folder" in capsys.readouterr().err
+    assert not (tmp_path / "c").exists() and not (tmp_path / "out_jobs.csv").exists()
     published = []
     for case in ("fcfs_fast-e128-semantics-E", "easy_bf-e128-hpc250"):
         published.append(tmp_path / case / "run")
