@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
-from .spec import CampaignError, CampaignRun
+from .spec import Campaign, CampaignError, CampaignRun
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -67,12 +67,14 @@ class ResultStore:
         self._db.commit()   # at once: a run is kept even if the campaign dies right after
 
 
-def progress_counts(runs: list[CampaignRun], rows: dict[str, dict], digests: dict[str, str]) -> dict[str, list[str]]:
-    """Run keys by state: done, failed, interrupted, missing (never run, or inputs changed since)."""
+def progress_counts(campaign: Campaign, rows: dict[str, dict], digests: dict[str, str]) -> dict[str, list[str]]:
+    """Run keys by state: done, failed, interrupted, missing (never run, inputs changed since, or
+    its files removed)."""
     out: dict[str, list[str]] = {"done": [], "failed": [], "interrupted": [], "missing": []}
-    for run in runs:
+    for run in campaign.runs:
         row = rows.get(run.key)
-        if row is None or (row["status"] == "done" and row["digest"] != digests[run.key]):
+        if row is None or (row["status"] == "done" and (row["digest"] != digests[run.key] or not
+                                                         (campaign.run_dir(run) / "out_jobs.csv").is_file())):
             out["missing"].append(run.key)
         else:
             out[row["status"]].append(run.key)

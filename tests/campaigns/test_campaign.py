@@ -224,3 +224,17 @@ def test_a_damaged_results_database_or_an_output_that_is_a_file_is_one_line(tmp_
     assert main(["campaign", "run", str(path), "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"output {tmp_path / 'out'}: cannot create the folder" in err, err
+
+
+def test_a_done_run_whose_folder_was_removed_is_missing_and_runs_again(tmp_path, capsys):
+    """Its row said done, so status counted it done and a second run skipped it: its files stayed lost."""
+    path = write_campaign(tmp_path, workloads=SMALL_WORKLOADS[:1], policies='[policies.easy]\nscheduler = "easy"\n')
+    assert main(["campaign", "run", str(path), "--no-progress"]) == 0
+    campaign = load_campaign(path)
+    folder = campaign.run_dir(campaign.runs[0])
+    (folder / "out_jobs.csv").unlink()
+    assert campaign_status(campaign)["missing"] == [campaign.runs[0].key]
+    capsys.readouterr()
+    assert main(["campaign", "run", str(path), "--no-progress"]) == 0
+    assert "1 run done now, 0 before" in capsys.readouterr().err
+    assert (folder / "out_jobs.csv").stat().st_size > 1000
