@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from ..platforms.time_unit import resolve_time_unit
+from ..textfiles import os_error
 from .checks import refuse_untrusted
 from .compare import compare_table, format_table, write_csv
 from .io import MetricsInputError, require_path
@@ -61,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.output:
             write_csv(rows, args.output)
     except (MetricsInputError, ValueError, OSError) as exc:
-        print(f"metrics: error: {exc}", file=sys.stderr)
+        print(f"metrics: error: {os_error(exc) if isinstance(exc, OSError) else exc}", file=sys.stderr)
         return 2
     columns = list(rows[0]) if args.all_columns and rows else None
     unit, note = resolve_time_unit(args.time_unit, args.platform) if args.platform else (args.time_unit or "s", None)

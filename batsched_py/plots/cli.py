@@ -7,6 +7,7 @@ import sys
 from ..metrics.checks import refuse_untrusted
 from ..metrics.cli import parse_sources
 from ..metrics.io import MetricsInputError
+from ..textfiles import os_error
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -52,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
             from .compare import comparison_plots
             paths = comparison_plots(sources, args.outdir, args.platform, args.time_unit)
     except (ImportError, MetricsInputError, ValueError, OSError) as exc:
-        print(f"plot: error: {exc}", file=sys.stderr)
+        print(f"plot: error: {os_error(exc) if isinstance(exc, OSError) else exc}", file=sys.stderr)
         return 2
     for path in paths:
         print(f"wrote {path}")

@@ -161,3 +161,13 @@ def test_a_host_set_that_does_not_parse_is_named_with_file_line_and_column(tmp_p
     bad.write_text("\n".join(lines[:2] + [",".join(cells)] + lines[3:]) + "\n")
     assert main([str(tmp_path)]) == 2
     assert capsys.readouterr().err == f"metrics: error: {bad}:3: column machine_id: not a host set: '4-x'\n"
+
+
+def test_an_output_under_a_file_is_named_as_path_and_reason(tmp_path, capsys):
+    """It was Python's '[Errno 20] Not a directory: ...'."""
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    source = str(GOLDEN / "killer-e128-semantics")
+    for option in ("-o", "--jobs-csv"):
+        assert main([source, option, str(blocker / "x")]) == 2
+        assert capsys.readouterr().err == f"metrics: error: {blocker / 'x'}: not a directory\n"

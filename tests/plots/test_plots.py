@@ -149,3 +149,11 @@ def test_a_run_marked_incomplete_is_refused_unless_forced_as_metrics_does(tmp_pa
     assert not list(tmp_path.glob("fig*"))
     assert main([command, str(run), *target, "--force"]) == 0
     assert "plot: warning: " in capsys.readouterr().err
+
+
+def test_an_output_under_a_file_is_named_as_path_and_reason(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    case = str(GOLDEN / "easy_bf-e128-hpc250")
+    assert main(["compare", case, "-o", str(blocker / "figs")]) == 2
+    assert capsys.readouterr().err == f"plot: error: {blocker / 'figs'}: not a directory\n"
