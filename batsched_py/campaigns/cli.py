@@ -8,6 +8,7 @@ from typing import Optional, Sequence
 
 from ..argtypes import count
 from ..interrupts import exit_status, interruption
+from ..textfiles import os_error
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -39,7 +40,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"batsched-py campaign {args.action}: {interruption(exc)}", file=sys.stderr)
         return exit_status(exc)
     except _known_errors() as exc:
-        print(f"batsched-py campaign {args.action}: error: {exc}", file=sys.stderr)
+        print(f"batsched-py campaign {args.action}: error: {os_error(exc) if isinstance(exc, OSError) else exc}",
+              file=sys.stderr)
         return 2
 
 

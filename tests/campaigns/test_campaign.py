@@ -238,3 +238,13 @@ def test_a_done_run_whose_folder_was_removed_is_missing_and_runs_again(tmp_path,
     assert main(["campaign", "run", str(path), "--no-progress"]) == 0
     assert "1 run done now, 0 before" in capsys.readouterr().err
     assert (folder / "out_jobs.csv").stat().st_size > 1000
+
+
+def test_a_run_folder_that_cannot_be_written_is_path_and_reason(tmp_path, capsys):
+    path = write_campaign(tmp_path, workloads=SMALL_WORKLOADS[:1], policies='[policies.easy]\nscheduler = "easy"\n')
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "runs").write_text("")     # a file where the runs' folders go
+    assert main(["campaign", "run", str(path), "--no-progress"]) == 2
+    err = capsys.readouterr().err.splitlines()[-1]
+    partial = tmp_path / "out" / "runs" / "taurus" / "set" / "taurus_2016-03-27" / "easy.partial"
+    assert err == f"batsched-py campaign run: error: {partial}: not a directory"
