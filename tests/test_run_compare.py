@@ -187,3 +187,10 @@ def test_compare_refuses_labels_sharing_a_folder_and_numbers_published_runs_of_o
     rows = {r["run"]: r for r in _rows(tmp_path / "d" / "comparison.csv")}
     assert list(rows) == ["fcfs", "published:run", "published:run#2"]
     assert rows["published:run"]["nb_jobs"] == rows["fcfs"]["nb_jobs"] != rows["published:run#2"]["nb_jobs"]
+
+
+def test_run_help_gives_the_timeout_unit_default_and_backends(capsys):
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "silent this many seconds (0: wait forever; default 600)" in text and "the emulator does not wait" in text
