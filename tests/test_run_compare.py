@@ -194,3 +194,16 @@ def test_run_help_gives_the_timeout_unit_default_and_backends(capsys):
         main(["run", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "silent this many seconds (0: wait forever; default 600)" in text and "the emulator does not wait" in text
+
+
+def test_compare_into_a_used_directory_keeps_no_file_of_the_earlier_run(tmp_path, capsys):
+    """An -E compare then one without -E into the same -o: the earlier run's consumed_energy.csv
+    stayed beside the new files and the table showed its energy for a run without energy."""
+    inputs = ["-p", str(CASE / "inputs/energy_platform_homogeneous_no_net_128.xml"),
+              "-w", str(CASE / "inputs/semantics_8.json"), "--schedulers", "fcfs", "--no-plots", "-j", "1",
+              "-o", str(tmp_path / "c")]
+    assert main(["compare", *inputs, "-E"]) == 0
+    assert (tmp_path / "c" / "fcfs" / "out_consumed_energy.csv").is_file()
+    assert main(["compare", *inputs]) == 0
+    assert not (tmp_path / "c" / "fcfs" / "out_consumed_energy.csv").exists()
+    assert _rows(tmp_path / "c" / "comparison.csv")[0]["energy_total"] == ""
