@@ -58,6 +58,7 @@ def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
         outdir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise CliError(f"-o {outdir}: cannot create the output directory ({exc.strerror or exc})") from None
+    _forget_earlier_results(outdir, [label for label, _, _ in runs])
     results, failed = _run_all(args, runs, outdir)
     for label, directory in published.items():
         results[label] = directory / "out"
@@ -82,6 +83,15 @@ def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
     if failed:
         raise _failures(failed)
     return rows
+
+
+def _forget_earlier_results(outdir: Path, labels: list[str]) -> None:
+    """An earlier compare's table and these runs' files: left there, a run that does not finish
+    now (interrupted, failed) would look finished."""
+    from .emulator.outputs import remove_previous_outputs
+    (outdir / "comparison.csv").unlink(missing_ok=True)
+    for label in labels:
+        remove_previous_outputs(str(outdir / _safe(label) / "out"))
 
 
 def _published_labels(directories: list[Path]) -> dict[str, Path]:

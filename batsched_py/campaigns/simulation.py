@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any, Optional
 
 # Imported here, not in the task: forked workers then start with the emulator already loaded.
-from ..emulator.outputs import remove_previous_outputs
 from ..metrics import compare_table
 from ..runner import run_simulation
 
@@ -80,9 +79,8 @@ def simulate_to_files(spec: SimulationSpec) -> SimulationFiles:
 
 
 def write_files(result: SimulationFiles, prefix: Path) -> None:
-    """``PREFIX_jobs.csv``, ... as the run wrote them, and no file of an earlier run at ``prefix``."""
+    """``PREFIX_jobs.csv``, ... as the run wrote them."""
     prefix.parent.mkdir(parents=True, exist_ok=True)
-    remove_previous_outputs(str(prefix))
     for suffix, content in result.files.items():
         Path(f"{prefix}_{suffix}").write_bytes(content)
 
