@@ -114,6 +114,8 @@ def _check_folders(labels: list[str], outdir: Path) -> None:
         folder = _safe(label)
         if folder in (".", ".."):
             raise CliError(f"--schedulers: label {label!r} cannot name a folder in {outdir}")
+        if seen.get(folder) == label:     # ('easy#2:fcfs,easy,easy': the repeat is numbered easy#2 too)
+            raise CliError(f"--schedulers: label {label!r} names two runs; give them distinct labels")
         if folder in seen:
             raise CliError(f"--schedulers: labels {seen[folder]!r} and {label!r} would share the folder "
                            f"{outdir / folder}; give them distinct labels")

@@ -173,6 +173,8 @@ def test_compare_refuses_labels_sharing_a_folder_and_numbers_published_runs_of_o
     assert ("compare: error: --schedulers: labels 'x y' and 'x_y' would share the folder "
             f"{tmp_path / 'c' / 'x_y'}; give them distinct labels") in capsys.readouterr().err
     assert not (tmp_path / "c").exists()
+    assert main(["compare", *inputs, "--schedulers", "easy#2:fcfs,easy,easy", "-o", str(tmp_path / "c")]) == 2
+    assert "compare: error: --schedulers: label 'easy#2' names two runs" in capsys.readouterr().err
     # '..' wrote its run into DIR's parent
     assert main(["compare", *inputs, "--schedulers", "..:fcfs", "-o", str(tmp_path / "c")]) == 2
     assert "compare: error: --schedulers: label '..' cannot name a folder" in capsys.readouterr().err
