@@ -126,8 +126,9 @@ def load_campaign(path: Path, check_policies: bool = True) -> Campaign:
         raise CampaignError(f"{where}: repetitions must be at least 1, not {repetitions}")
     seeds = data.get("seeds")
     if seeds is not None and (not isinstance(seeds, list) or not seeds
-                              or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds)):
-        raise CampaignError(f"{where}: seeds must be a non-empty list of integers")
+                              or not all(isinstance(s, int) and not isinstance(s, bool) and -2**63 <= s < 2**63
+                                         for s in seeds)):   # (what TOML and the results table hold)
+        raise CampaignError(f"{where}: seeds must be a non-empty list of 64-bit integers")
     platforms = {name: _resolve(base, value) for name, value in _names(data, "platforms", where, str).items()}
     for name, platform in platforms.items():
         if not platform.is_file():

@@ -248,3 +248,17 @@ def test_a_run_folder_that_cannot_be_written_is_path_and_reason(tmp_path, capsys
     err = capsys.readouterr().err.splitlines()[-1]
     partial = tmp_path / "out" / "runs" / "taurus" / "set" / "taurus_2016-03-27" / "easy.partial"
     assert err == f"batsched-py campaign run: error: {partial}: not a directory"
+
+
+def test_a_yaml_seed_beyond_64_bits_is_refused_before_any_run(tmp_path, capsys):
+    """TOML stops at 64 bits, YAML does not: such a seed ran, then its row could not be stored
+    (an OverflowError traceback from sqlite3, the run's result lost)."""
+    yaml = pytest.importorskip("yaml")
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump({"output": "out", "platforms": {"t": str(PLATFORM)}, "seeds": [2 ** 64],
+                                    "workloads": {"w": [str(SMALL_WORKLOADS[0])]},
+                                    "policies": {"easy": {"scheduler": "easy"}}}))
+    assert main(["campaign", "run", str(path), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "seeds must be a non-empty list of 64-bit integers" in err, err
+    assert not (tmp_path / "out").exists()
