@@ -225,6 +225,10 @@ def _policy(value: dict, where: str) -> tuple[str, dict[str, Any]]:
         options = json_object(options, f"{where}: options")
     if not isinstance(options, dict):
         raise CampaignError(f"{where}: options must be a table or a JSON object")
+
+    def refuse(value):
+        raise CampaignError(f"{where}: options: {value} is not a JSON value")
+    json.dumps(options, default=refuse)   # as `run --config` takes them, and as the results table stores them
     return scheduler, options
 
 

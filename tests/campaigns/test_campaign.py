@@ -86,6 +86,10 @@ def test_a_failing_run_is_stored_as_failed_and_the_others_are_kept(tmp_path, cap
     *((f'output = "o"\n[platforms]\nt = "{PLATFORM}"\n[workloads]\nw = "{SMALL_WORKLOADS[0]}"\n'
        f'[policies."{name}"]\nscheduler = "easy"\n', f"policies: {name!r} cannot name a run's folder")
       for name in (".", "..", "")),
+    # a TOML date was a TypeError traceback from json
+    (f'output = "o"\n[platforms]\nt = "{PLATFORM}"\n[workloads]\nw = "{SMALL_WORKLOADS[0]}"\n'
+     '[policies.e]\nscheduler = "easy"\noptions = {seed = 1979-05-27}\n',
+     "policies.e: options: 1979-05-27 is not a JSON value"),
     # a repeated seed was a ValueError traceback from the executor
     (f'output = "o"\nseeds = [1, 1]\n[platforms]\nt = "{PLATFORM}"\n[workloads]\nw = "{SMALL_WORKLOADS[0]}"\n'
      '[policies.e]\nscheduler = "easy"\n', "run t/w/taurus_2016-03-27/e/seed1 appears twice"),
