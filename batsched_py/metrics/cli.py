@@ -9,7 +9,7 @@ from ..platforms.time_unit import resolve_time_unit
 from ..textfiles import os_error
 from .checks import refuse_untrusted
 from .compare import compare_table, format_table, write_csv
-from .io import MetricsInputError, require_path
+from .io import MetricsInputError, output_path, require_path
 from .jobs import read_jobs
 from .summary import write_job_table
 
@@ -39,7 +39,9 @@ def parse_sources(items: list[str]) -> dict[str, Path]:
     name are refused, as one would hide the other."""
     out: dict[str, Path] = {}
     for item in items:
-        name, _, source = item.rpartition("=")
+        name, sep, source = item.partition("=")
+        if not sep or output_path(item, "jobs") is not None:   # a path may hold '=' (lr=0.1/out)
+            name, source = "", item
         name = name or Path(source).name
         if name in out:
             raise MetricsInputError(f"{out[name]} and {source} are both named {name!r}: "

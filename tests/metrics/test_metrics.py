@@ -171,3 +171,12 @@ def test_an_output_under_a_file_is_named_as_path_and_reason(tmp_path, capsys):
     for option in ("-o", "--jobs-csv"):
         assert main([source, option, str(blocker / "x")]) == 2
         assert capsys.readouterr().err == f"metrics: error: {blocker / 'x'}: not a directory\n"
+
+
+def test_a_source_whose_path_holds_an_equals_sign(tmp_path, capsys):
+    """'lr=0.1/out' was split as NAME 'lr' and SOURCE '0.1/out': 'file not found'."""
+    run = tmp_path / "lr=0.1"
+    run.mkdir()
+    (run / "out_jobs.csv").write_bytes((GOLDEN / "killer-e128-semantics" / "out_jobs.csv").read_bytes())
+    assert main([str(run / "out"), f"named={run}"]) == 0
+    assert [line.split()[0] for line in capsys.readouterr().out.splitlines()[2:]] == ["out", "named"]
