@@ -67,12 +67,19 @@ def interrupt_on_sigterm():
         yield
         return
 
+    received = []
+
     def _raise(signum, frame):
-        raise Interrupted(signal.Signals(signum).name)   # (its name, for the message and the exit status)
+        received.append(signal.Signals(signum).name)
+        raise Interrupted(received[-1])    # (its name, for the message and the exit status)
 
     previous = signal.signal(signal.SIGTERM, _raise)
     try:
         yield
+    except KeyboardInterrupt as exc:
+        if received and not isinstance(exc, Interrupted):   # ray.wait re-raises it as a bare KeyboardInterrupt
+            raise Interrupted(received[-1]) from exc
+        raise
     finally:
         signal.signal(signal.SIGTERM, previous)
 
