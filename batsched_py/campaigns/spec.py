@@ -59,7 +59,10 @@ class CampaignRun:
         ``file_hashes`` caches each input file's hash across the runs that share it."""
         cache = {} if file_hashes is None else file_hashes
         h = hashlib.sha256()
-        for path in (self.spec.platform, *self.spec.workloads, *self.spec.events):
+        inputs = (self.spec.platform, *self.spec.workloads, *self.spec.events)
+        named = [v for v in self.spec.options.values()      # an agent's model, say
+                 if isinstance(v, str) and v not in inputs and v and Path(v).is_file()]
+        for path in (*inputs, *named):
             if path not in cache:
                 cache[path] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
             h.update(cache[path].encode())

@@ -266,3 +266,16 @@ def test_a_yaml_seed_beyond_64_bits_is_refused_before_any_run(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "seeds must be a non-empty list of 64-bit integers" in err, err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_file_named_by_an_option_is_part_of_the_digest(tmp_path):
+    """A retrained agent's model.zip (or any file an option names) changed nothing: its done runs stayed done."""
+    copy = tmp_path / "oracle_input.json"
+    copy.write_bytes(SMALL_WORKLOADS[0].read_bytes())
+    path = write_campaign(tmp_path, workloads=SMALL_WORKLOADS[:1], policies=(
+        f'[policies.oracle]\nscheduler = "oracle"\noptions = {{ base = "easy", workload = "{copy}" }}\n'))
+    report = run_campaign(load_campaign(path), LocalExecutor(1), show_progress=False)
+    assert len(report.done) == 1
+    assert campaign_status(load_campaign(path))["missing"] == []
+    copy.write_text(copy.read_text() + "\n")
+    assert campaign_status(load_campaign(path))["missing"] == ["taurus/set/taurus_2016-03-27/oracle"]
