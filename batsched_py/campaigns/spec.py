@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..cli import CliError, json_object
-from .simulation import SimulationSpec
+from .simulation import SimulationSpec, input_files
 
 TOP_KEYS = {"output", "energy", "seeds", "repetitions", "mmax", "platforms", "workloads", "policies"}
 POLICY_KEYS = {"scheduler", "options"}
@@ -59,10 +59,7 @@ class CampaignRun:
         ``file_hashes`` caches each input file's hash across the runs that share it."""
         cache = {} if file_hashes is None else file_hashes
         h = hashlib.sha256()
-        inputs = (self.spec.platform, *self.spec.workloads, *self.spec.events)
-        named = [v for v in self.spec.options.values()      # an agent's model, say
-                 if isinstance(v, str) and v not in inputs and v and Path(v).is_file()]
-        for path in (*inputs, *named):
+        for path in input_files(self.spec):
             if path not in cache:
                 cache[path] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
             h.update(cache[path].encode())

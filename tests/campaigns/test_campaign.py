@@ -277,5 +277,12 @@ def test_a_file_named_by_an_option_is_part_of_the_digest(tmp_path):
     report = run_campaign(load_campaign(path), LocalExecutor(1), show_progress=False)
     assert len(report.done) == 1
     assert campaign_status(load_campaign(path))["missing"] == []
+    report_jobs = _rows(tmp_path / "out" / "results.sqlite")["taurus/set/taurus_2016-03-27/oracle"]["metrics"]
+    report_jobs = json.loads(report_jobs)["nb_jobs"]
     copy.write_text(copy.read_text() + "\n")
     assert campaign_status(load_campaign(path))["missing"] == ["taurus/set/taurus_2016-03-27/oracle"]
+    # and it travels with a task to a Ray node that does not share the caller's disk
+    from batsched_py.campaigns.simulation import simulate_to_files, with_inputs
+    shipped = with_inputs(load_campaign(path).runs[0].spec)
+    copy.unlink()
+    assert simulate_to_files(shipped).metrics["nb_jobs"] == report_jobs
