@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"metrics: error: {os_error(exc) if isinstance(exc, OSError) else exc}", file=sys.stderr)
         return 2
     columns = list(rows[0]) if args.all_columns and rows else None
-    unit, note = resolve_time_unit(args.time_unit, args.platform) if args.platform else (args.time_unit or "s", None)
+    unit, note = resolve_time_unit(args.time_unit, args.platform)
     if note:
         print(f"metrics: {note}", file=sys.stderr)
     print(format_table(rows, columns, unit))

@@ -7,6 +7,7 @@ import sys
 from ..metrics.checks import refuse_untrusted
 from ..metrics.cli import parse_sources
 from ..metrics.io import MetricsInputError
+from ..platforms.time_unit import resolve_time_unit
 from ..textfiles import os_error
 
 
@@ -26,9 +27,11 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("sources", nargs="+", metavar="[NAME=]SOURCE")
     c.add_argument("-o", "--outdir", required=True, help="directory for the figures")
     c.add_argument("-p", "--platform", help="platform XML (for wasted energy)")
-    for q in (g, e, c):
+    for q in (g, e):
         q.add_argument("--time-unit", default="s",
                        help="the platform's time unit, for labels (default: s; energies are then W x unit)")
+    c.add_argument("--time-unit", help="the platform's time unit, for labels (default: detected from -p's "
+                                       "switching times, else s; energies are then W x unit)")
     for q in (g, e):
         q.add_argument("--title", help="figure title (default: names the source)")
     for q in (g, e, c):
@@ -51,7 +54,10 @@ def main(argv: list[str] | None = None) -> int:
             paths = plot_power_states(args.source, args.output, time_unit=args.time_unit, title=args.title)
         else:
             from .compare import comparison_plots
-            paths = comparison_plots(sources, args.outdir, args.platform, args.time_unit)
+            unit, note = resolve_time_unit(args.time_unit, args.platform)
+            if note:
+                print(f"plot: {note}", file=sys.stderr)
+            paths = comparison_plots(sources, args.outdir, args.platform, unit)
     except (ImportError, MetricsInputError, ValueError, OSError) as exc:
         print(f"plot: error: {os_error(exc) if isinstance(exc, OSError) else exc}", file=sys.stderr)
         return 2

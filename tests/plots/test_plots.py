@@ -157,3 +157,18 @@ def test_an_output_under_a_file_is_named_as_path_and_reason(tmp_path, capsys):
     case = str(GOLDEN / "easy_bf-e128-hpc250")
     assert main(["compare", case, "-o", str(blocker / "figs")]) == 2
     assert capsys.readouterr().err == f"plot: error: {blocker / 'figs'}: not a directory\n"
+
+
+def test_plot_compare_reads_the_time_unit_from_the_platform_as_metrics_does(tmp_path, monkeypatch, capsys):
+    """With -p of a platform counted in minutes, plot compare labelled the times 's' and the energies
+    'J' (metrics and compare said min and W·min for the same runs)."""
+    import batsched_py.plots.compare as module
+    seen = {}
+    monkeypatch.setattr(module, "comparison_plots", lambda *args: seen.setdefault("unit", args[3]) and [])
+    platform = Path(__file__).parents[2] / "platforms" / "taurus_168.xml"
+    case = str(GOLDEN / "idle_sleeper-taurus-2016w13-E")
+    assert main(["compare", case, "-p", str(platform), "-o", str(tmp_path)]) == 0
+    assert seen["unit"] == "min" and "time unit: min, detected from" in capsys.readouterr().err
+    seen.clear()
+    assert main(["compare", case, "-p", str(platform), "-o", str(tmp_path), "--time-unit", "s"]) == 0
+    assert seen["unit"] == "s"
