@@ -104,6 +104,23 @@ def test_ray_vec_env_steps_exactly_as_dummy_vec_env():
         reference.close()
 
 
+def test_a_ray_vec_env_whose_step_raised_closes_and_kills_its_actors():
+    """The error of a step stayed pending: close() (in a training's `finally`) raised it again
+    and never killed the actors."""
+    gym = pytest.importorskip("gymnasium")
+    np = pytest.importorskip("numpy")
+    from batsched_py.campaigns.ray_vec_env import RayVecEnv
+    venv = RayVecEnv([lambda: gym.make("CartPole-v1") for _ in range(2)])
+    venv.reset()
+    with pytest.raises(AssertionError):     # CartPole refuses an action outside its space
+        venv.step(np.array([0, 5]))
+    ray.kill(venv.actors[0])                # and an actor that died: close() raised RayActorError
+    venv.close()
+    for actor in venv.actors:
+        with pytest.raises(ray.exceptions.RayActorError):
+            ray.get(actor.spaces.remote(), timeout=30)
+
+
 def test_a_sweep_of_two_settings_returns_two_rows_in_grid_order():
     pytest.importorskip("gymnasium")
     from batsched_py.campaigns.sweep import run_sweep
