@@ -76,6 +76,9 @@ def run_campaign(campaign: Campaign, executor: Executor, show_progress: bool = T
                         report.failed[run.key] = outcome.error or ""
                     if bar is not None:
                         bar.update()
+                    elif show_progress:     # off a terminal (a batch job's log): a line per run
+                        print(f"  {'done' if outcome.ok else 'failed'} ({len(report.done) + len(report.failed)}/"
+                              f"{len(todo)}): {run.key}", file=log)
         except KeyboardInterrupt as exc:
             for key, run in by_key.items():
                 store.record(run, "interrupted", sums[key], error="interrupted before it finished")

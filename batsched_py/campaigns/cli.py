@@ -24,7 +24,8 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--address", help="run on Ray: 'local' (a Ray instance started here), 'auto' (the cluster "
                                       "this machine belongs to) or 'ray://HOST:10001' (Ray Client)")
     rp.add_argument("--retries", type=count, default=2, help="retries of a run whose worker died (default 2)")
-    rp.add_argument("--no-progress", action="store_true", help="no progress bar")
+    rp.add_argument("--no-progress", action="store_true",
+                    help="no progress bar on a terminal, no line per finished run elsewhere")
     sp = sub.add_parser("status", help="count the runs done, failed, interrupted and missing")
     sp.add_argument("file", type=Path)
     sp.add_argument("-v", "--verbose", action="store_true", help="list every run not done")

@@ -286,3 +286,16 @@ def test_a_file_named_by_an_option_is_part_of_the_digest(tmp_path):
     shipped = with_inputs(load_campaign(path).runs[0].spec)
     copy.unlink()
     assert simulate_to_files(shipped).metrics["nb_jobs"] == report_jobs
+
+
+def test_off_a_terminal_each_finished_run_is_a_line_of_the_log(tmp_path, capsys):
+    """With stderr in a log file (a batch job) a campaign said nothing between its first and last line."""
+    bad = tmp_path / "bad.json"       # loads, but a job asks for more hosts than the platform has
+    bad.write_text(json.dumps({"nb_res": 500, "jobs": [{"id": "1", "subtime": 0, "res": 500, "walltime": 10,
+                                                        "profile": "p"}], "profiles": {"p": {"type": "delay", "delay": 1}}}))
+    path = write_campaign(tmp_path, workloads=[SMALL_WORKLOADS[0], bad], policies='[policies.easy]\nscheduler = "easy"\n')
+    assert main(["campaign", "run", str(path), "-j", "1"]) == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[1:3] == ["  done (1/2): taurus/set/taurus_2016-03-27/easy", "  failed (2/2): taurus/set/bad/easy"]
+    assert main(["campaign", "run", str(path), "-j", "1", "--no-progress"]) == 1
+    assert not any(line.startswith("  failed (") for line in capsys.readouterr().err.splitlines())
