@@ -24,7 +24,7 @@ def plot_gantt(source: str | Path, out: str | Path, title: str | None = None,
     factor, unit = time_scale(float(np.nanmax(table.finish[finished])) if finished.size else 0.0, time_unit)
     max_host = 0
     for i in finished:
-        procs = host_set(table.allocated[i], table.path, i, "allocated_resources")
+        procs = host_set(table.allocated[i], table.path, int(i), "allocated_resources")
         failed = table.success[i] != 1
         for low, high in procs.intervals():
             ax.broken_barh([(table.start[i] * factor, table.run[i] * factor)], (low, high - low + 1),
