@@ -20,7 +20,7 @@ import random
 from typing import Any, Callable, Mapping, Optional
 
 from ..scheduler.view import bits_of, lowest_bits
-from .options import PolicyOptionError
+from .options import PolicyOptionError, bool_option
 
 #: ``selector(available, n)``: host sets are int bitmasks (bit h: host h), see scheduler.view
 Selector = Callable[[int, int], Optional[int]]
@@ -133,10 +133,14 @@ ALLOCATIONS = ("lowest", "contiguous", "round_robin", "consolidation", "random")
 
 def make_selector(options: Mapping[str, Any]) -> Selector:
     """The selector the options ask for (see the module docstring)."""
-    name = options.get("allocation", "contiguous" if options.get("contiguous") else "lowest")
+    name = options.get("allocation", "contiguous" if bool_option(options, "contiguous", False) else "lowest")
     cores = options.get("cores_per_node", 1)
-    if not isinstance(cores, int) or cores < 1:
+    if isinstance(cores, bool) or not isinstance(cores, int) or cores < 1:
         raise SelectionError(f"option cores_per_node: {cores!r} is not a positive integer")
+    # (checked whatever the allocation: a bad seed beside another allocation is a mistake too)
+    seed = options.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, (int, str)):
+        raise SelectionError(f"option seed: {seed!r} is not an integer or a string")
     if name == "lowest":
         return lowest
     if name == "contiguous":
@@ -146,9 +150,6 @@ def make_selector(options: Mapping[str, Any]) -> Selector:
     if name == "consolidation":
         return Consolidation(cores)
     if name == "random":
-        seed = options.get("seed", 0)
-        if isinstance(seed, bool) or not isinstance(seed, (int, str)):
-            raise SelectionError(f"option seed: {seed!r} is not an integer or a string")
         return RandomSelector(seed)
     raise SelectionError(f"option allocation: unknown {name!r}; known: {', '.join(ALLOCATIONS)}")
 

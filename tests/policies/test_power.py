@@ -5,6 +5,7 @@ in the idle_sleeper-taurus recording (168 Taurus hosts, pstate 1 computes,
 0 sleeps), then with hand-written events.  The study test runs the emulator on
 Grid'5000 Lyon 2016 weeks and checks what the research reports qualitatively.
 """
+import datetime
 import sys
 from pathlib import Path
 
@@ -155,6 +156,12 @@ def test_power_over_any_base_finishes_every_job(policy, options):
     ("oracle", {"workload": "/no/such.json"}, "option workload: /no/such.json: cannot read it"),
     ("easy", {"queue_order": ["sjf"]}, r"option queue_order: unknown order \['sjf'\]"),
     ("easy", {"allocation": "random", "seed": [1]}, r"option seed: \[1\] is not an integer or a string"),
+    # checked whatever the allocation (a TOML date as seed was accepted beside allocation lowest)
+    ("easy", {"seed": datetime.date(2024, 1, 2)}, r"option seed: datetime.date\(2024, 1, 2\) is not an integer"),
+    ("timeout", {"seed": 1.5}, "option seed: 1.5 is not an integer or a string"),
+    ("easy", {"contiguous": "no"}, "option contiguous: 'no' is not true or false"),
+    ("fcfs", {"cores_per_node": True}, "option cores_per_node: True is not a positive integer"),
+    ("filler", {"custom_mapping": "false"}, "option custom_mapping: 'false' is not true or false"),
 ])
 def test_bad_option_values_are_named(name, options, match):
     """Every built-in option is checked when the policy is created (these were tracebacks)."""

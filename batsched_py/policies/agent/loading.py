@@ -12,7 +12,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any, Callable
 
-from ..options import PolicyOptionError
+from ..options import PolicyOptionError, bool_option
 
 
 def load_policy(spec: Any, env: str) -> Callable[[Any], Any]:
@@ -53,8 +53,10 @@ def trained_agent(scheduler_name: str, env: str, options: dict) -> tuple[Callabl
     """The saved agent that options ``model`` and ``deterministic`` name (taken out of ``options``;
     the others are returned for the scheduler)."""
     options = dict(options)
-    model, deterministic = options.pop("model", None), options.pop("deterministic", True)
+    deterministic = bool_option(options, "deterministic", True)
+    model = options.pop("model", None)
+    options.pop("deterministic", None)
     if not isinstance(model, str):
         raise PolicyOptionError(f"{scheduler_name} needs option model: the path of a trained agent (.zip)")
     from ...agents.common.saved import load_agent
-    return load_agent(model, env, deterministic=bool(deterministic)), options
+    return load_agent(model, env, deterministic=deterministic), options
