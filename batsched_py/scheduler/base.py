@@ -9,7 +9,9 @@ and raises :class:`DecisionError` naming the decision and the rule it breaks.
 Callbacks run once per event, in message order; then :meth:`schedule` runs
 once per message, which is where most policies take their decisions.
 """
-from typing import Any, Iterable, Mapping, Optional
+import math
+from numbers import Integral
+from typing import Any, Callable, Iterable, Mapping, Optional
 
 from procset import ProcSet
 
@@ -28,14 +30,29 @@ class SessionError(RuntimeError):
     """The Batsim side broke the protocol's sequencing (not a malformed message)."""
 
 
-def _hosts(hosts: ProcSet | Iterable[int] | int) -> ProcSet:
+def _hosts(hosts: ProcSet | Iterable[int] | int, where: Callable[[], str]) -> ProcSet:
+    """``hosts`` as a ProcSet; ``where()`` (the decision and its time) names a value that is no host ids."""
     if isinstance(hosts, ProcSet):
         # A copy: the caller may pass a set it goes on modifying in place (``free -= hosts``).
         # (The view itself never modifies a ProcSet it handed out: ``platform.free`` is rebuilt.)
         return hosts.copy()
-    if isinstance(hosts, int):
-        return ProcSet(hosts)
-    return procset_of(hosts)
+    if _is_index(hosts):
+        return ProcSet(int(hosts))   # type: ignore[arg-type]
+    ids = list(hosts) if isinstance(hosts, Iterable) and not isinstance(hosts, (str, bytes)) else None
+    if ids is None or not all(map(_is_index, ids)):
+        raise DecisionError(f"{where()}: hosts {hosts!r} are not host ids (a ProcSet, an int >= 0 or ints >= 0)")
+    return procset_of(ids)
+
+
+def _is_index(value: Any) -> bool:
+    """An int >= 0 (numpy's too), not a bool."""
+    return isinstance(value, Integral) and not isinstance(value, bool) and int(value) >= 0
+
+
+def _time(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise DecisionError(f"{where}: {value!r} is not a finite time")
+    return float(value)
 
 
 class Scheduler:
@@ -90,14 +107,18 @@ class Scheduler:
 
     def advance_to(self, t: float) -> None:
         """Model decision-making time: the next decisions (and the reply) happen at ``t``."""
+        where = f"advance_to({t!r}) at t={self._decision_time}"
+        t = _time(t, where)
         if t < self._decision_time:
-            raise DecisionError(f"cannot move decision time back from {self._decision_time} to {t}")
+            raise DecisionError(f"{where}: cannot move decision time back")
         self._decision_time = t
 
     def execute(self, job: Job | str, hosts: ProcSet | Iterable[int] | int,
                 mapping: Optional[Mapping[str, Any]] = None) -> None:
         job = self._job(job, "EXECUTE_JOB")
-        hosts = _hosts(hosts)
+        hosts = _hosts(hosts, lambda: f"EXECUTE_JOB {job.id} at t={self._decision_time}")
+        if mapping is not None and not isinstance(mapping, Mapping):
+            raise DecisionError(f"EXECUTE_JOB {job.id} at t={self._decision_time}: mapping {mapping!r} is not an object (executor -> host rank)")
         self._execute(job, hosts, mask_of(hosts), mapping)
 
     def _execute(self, job: Job, hosts: ProcSet, mask: int, mapping: Optional[Mapping[str, Any]]) -> None:
@@ -131,7 +152,8 @@ class Scheduler:
     def reject(self, job: Job | str) -> None:
         job = self._job(job, "REJECT_JOB")
         if job.status is not JobStatus.QUEUED:
-            raise DecisionError(f"REJECT_JOB {job.id}: job is {job.status.value}, only a queued job can be rejected")
+            raise DecisionError(f"REJECT_JOB {job.id} at t={self._decision_time}: job is {job.status.value}, "
+                                "only a queued job can be rejected")
         self.jobs.rejected(job, self._decision_time)
         self._send(p.RejectJob(self._decision_time, job.id))
 
@@ -141,21 +163,27 @@ class Scheduler:
         resolved = [self._job(j, "KILL_JOB") for j in jobs]
         for job in resolved:
             if job.status is not JobStatus.RUNNING:
-                raise DecisionError(f"KILL_JOB {job.id}: job is {job.status.value}, only a running job can be killed")
+                raise DecisionError(f"KILL_JOB {job.id} at t={self._decision_time}: job is {job.status.value}, "
+                                    "only a running job can be killed")
             job.kill_requested = True
         if not resolved:
-            raise DecisionError("KILL_JOB needs at least one job")
+            raise DecisionError(f"KILL_JOB at t={self._decision_time}: needs at least one job")
         self._send(p.KillJob(self._decision_time, tuple(j.id for j in resolved)))
 
     def call_me_later(self, at: float) -> None:
+        where = f"CALL_ME_LATER {at!r} at t={self._decision_time}"
+        at = _time(at, where)
         if not at > self._decision_time:
-            raise DecisionError(f"CALL_ME_LATER at t={at}: must be strictly after now={self._decision_time}")
+            raise DecisionError(f"{where}: must be strictly after now")
         self._send(p.CallMeLater(self._decision_time, at))
 
     def set_pstate(self, hosts: ProcSet | Iterable[int] | int, pstate: int) -> None:
         """SET_RESOURCE_STATE: the hosts are unusable until RESOURCE_STATE_CHANGED arrives."""
-        hosts = _hosts(hosts)
-        where = f"SET_RESOURCE_STATE {hosts} -> {pstate} at t={self._decision_time}"
+        where = f"SET_RESOURCE_STATE {hosts} -> {pstate!r} at t={self._decision_time}"
+        hosts = _hosts(hosts, lambda: where)
+        if not _is_index(pstate):
+            raise DecisionError(f"{where}: pstate {pstate!r} is not a pstate number (an int >= 0)")
+        pstate = int(pstate)
         if not hosts:
             raise DecisionError(f"{where}: empty resource set")
         if self.platform.unknown_hosts(hosts):
@@ -178,13 +206,13 @@ class Scheduler:
 
     def switch_off(self, hosts: ProcSet | Iterable[int] | int) -> None:
         """Put hosts to sleep in their first declared sleep pstate."""
-        hosts = _hosts(hosts)
+        hosts = _hosts(hosts, lambda: f"switch_off({hosts!r}) at t={self._decision_time}")
         for pstate, group in self._group_by(hosts, "sleep").items():
             self.set_pstate(group, pstate)
 
     def switch_on(self, hosts: ProcSet | Iterable[int] | int, pstate: Optional[int] = None) -> None:
         """Wake hosts; by default into their first compute pstate (pstate 0 may be a sleep state)."""
-        hosts = _hosts(hosts)
+        hosts = _hosts(hosts, lambda: f"switch_on({hosts!r}) at t={self._decision_time}")
         if pstate is not None:
             self.set_pstate(hosts, pstate)
             return
@@ -196,10 +224,13 @@ class Scheduler:
 
     def register_job(self, job_id: str, res: int, profile: str, walltime: Optional[float] = None,
                      **extra: Any) -> None:
+        where = f"REGISTER_JOB {job_id} at t={self._decision_time}"
         if "!" not in job_id:
-            raise DecisionError(f"REGISTER_JOB {job_id}: job id must be WORKLOAD!NAME")
+            raise DecisionError(f"{where}: job id must be WORKLOAD!NAME")
         if job_id in self.jobs:
-            raise DecisionError(f"REGISTER_JOB {job_id}: a job with this id already exists")
+            raise DecisionError(f"{where}: a job with this id already exists")
+        if not _is_index(res) or not res:
+            raise DecisionError(f"{where}: res {res!r} is not a positive number of hosts")
         desc = p.JobDescription(job_id, res, profile, self._decision_time, walltime, extra)
         self._send(p.RegisterJob(self._decision_time, job_id, desc))
 
@@ -211,13 +242,16 @@ class Scheduler:
 
     def set_metadata(self, job: Job | str, metadata: str) -> None:
         job = self._job(job, "SET_JOB_METADATA")
+        if not isinstance(metadata, str):
+            raise DecisionError(f"SET_JOB_METADATA {job.id} at t={self._decision_time}: metadata {metadata!r} "
+                                "is not a string")
         job.metadata = metadata
         self._send(p.SetJobMetadata(self._decision_time, job.id, metadata))
 
     def change_job_state(self, job: Job | str, state: str, kill_reason: Optional[str] = None) -> None:
         job = self._job(job, "CHANGE_JOB_STATE")
         if state not in p.JOB_STATES:
-            raise DecisionError(f"CHANGE_JOB_STATE {job.id}: unknown state {state!r}")
+            raise DecisionError(f"CHANGE_JOB_STATE {job.id} at t={self._decision_time}: unknown state {state!r}")
         self._send(p.ChangeJobState(self._decision_time, job.id, state, kill_reason))
 
     def query_consumed_energy(self) -> None:
@@ -229,18 +263,22 @@ class Scheduler:
             return job
         try:
             return self.jobs[job]
-        except KeyError:
-            raise DecisionError(f"{decision} {job}: no such job was submitted") from None
+        except (KeyError, TypeError):   # (TypeError: an unhashable value, a list say)
+            raise DecisionError(f"{decision} {job} at t={self._decision_time}: no such job was submitted") from None
 
     def _group_by(self, hosts: ProcSet, kind: str) -> dict[int, list[int]]:
         """``hosts`` by the pstate switch_off ("sleep": their first sleep pstate) or switch_on
         ("wake": their first compute pstate) sends them to."""
+        def where() -> str:
+            return f"{'switch_off' if kind == 'sleep' else 'switch_on'}({hosts}) at t={self._decision_time}"
         targets = self._switch_targets(kind)
+        if hosts and hosts.max >= len(targets):
+            raise DecisionError(f"{where()}: hosts {self.platform.unknown_hosts(hosts)} do not exist")
         groups: dict[int, list[int]] = {}
         for h in hosts:
             target = targets[h]
             if target is None:
-                raise DecisionError(f"host {h} ({self.platform[h].name}) declares no sleep pstate")
+                raise DecisionError(f"{where()}: host {h} ({self.platform[h].name}) declares no sleep pstate")
             group = groups.get(target)
             if group is None:
                 groups[target] = [h]

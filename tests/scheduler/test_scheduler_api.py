@@ -189,9 +189,10 @@ def busy():
     (lambda s: s.execute("w!run", [5, 6]), "job is running"),
     (lambda s: s.reject("w!run"), "only a queued job"),
     (lambda s: s.reject("w!nope"), "no such job"),
+    (lambda s: s.kill([["w!run"]]), "KILL_JOB ['w!run'] at t=2.0: no such job"),
     (lambda s: s.kill("w!a"), "only a running job"),
     (lambda s: s.kill([]), "at least one job"),
-    (lambda s: s.call_me_later(2), "strictly after now=2"),
+    (lambda s: s.call_me_later(2), "strictly after now"),
     (lambda s: s.call_me_later(1), "strictly after"),
     (lambda s: s.set_pstate(0, 1), "computing job"),
     (lambda s: s.set_pstate(3, 0), "still switching"),
@@ -203,6 +204,25 @@ def busy():
     (lambda s: s.register_job("w!a", 1, "p"), "already exists"),
     (lambda s: s.change_job_state("w!a", "DONE"), "unknown state"),
     (lambda s: s.advance_to(1.5), "cannot move decision time back"),
+    # values of the wrong kind are named too (these were TypeErrors deep inside, or sent as they were)
+    (lambda s: s.advance_to(float("nan")), "nan is not a finite time"),
+    (lambda s: s.advance_to(float("inf")), "inf is not a finite time"),
+    (lambda s: s.call_me_later(float("inf")), "inf is not a finite time"),
+    (lambda s: s.call_me_later("5"), "'5' is not a finite time"),
+    (lambda s: s.execute("w!a", "5"), "hosts '5' are not host ids"),
+    (lambda s: s.execute("w!a", -1), "hosts -1 are not host ids"),
+    (lambda s: s.execute("w!a", [5.5]), r"hosts [5.5] are not host ids"),
+    (lambda s: s.execute("w!a", None), "hosts None are not host ids"),
+    (lambda s: s.execute("w!a", 5, mapping=5), "mapping 5 is not an object"),
+    (lambda s: s.set_pstate("5", 0), "hosts '5' are not host ids"),
+    (lambda s: s.set_pstate(5, "1"), "pstate '1' is not a pstate number"),
+    (lambda s: s.set_pstate(5, 1.5), "pstate 1.5 is not a pstate number"),
+    (lambda s: s.set_pstate(5, True), "pstate True is not a pstate number"),
+    (lambda s: s.switch_off(99), "do not exist"),
+    (lambda s: s.switch_on(99), "do not exist"),
+    (lambda s: s.register_job("w!z", 0, "p"), "res 0 is not a positive number of hosts"),
+    (lambda s: s.register_job("w!z", "2", "p"), "res '2' is not a positive number of hosts"),
+    (lambda s: s.set_metadata("w!a", 5), "metadata 5 is not a string"),
 ])
 def test_decisions_refused(busy, decide, words):
     s, session = busy
@@ -212,6 +232,7 @@ def test_decisions_refused(busy, decide, words):
         decide(s)
     assert words in str(info.value), str(info.value)
     assert "\n" not in str(info.value)
+    assert "at t=2" in str(info.value), str(info.value)    # the simulated time of the decision
     # a refused decision changes nothing and sends nothing
     assert (s.platform.free, list(s.jobs.queue), list(s.jobs.running)) == before
     assert s.take_decisions() == []
