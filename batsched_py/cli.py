@@ -39,7 +39,8 @@ def _known_errors() -> tuple[type[BaseException], ...]:
     from .protocol import ProtocolError
     from .scheduler import DecisionError, PowerModelError, SessionError
     from .scheduler.registry import UnknownSchedulerError
-    from .transport.zmq_server import PeerTimeout, SchedulerFailure
+    from .scheduler.failure import SchedulerFailure
+    from .transport.zmq_server import PeerTimeout
     errors: list[type[BaseException]] = [CliError, ProtocolError, DecisionError, SessionError, PowerModelError,
                                          UnknownSchedulerError, PeerTimeout, SchedulerFailure, OSError]
     for module, names in (("batsched_py.emulator.errors", ("EmulatorError",)),
@@ -223,9 +224,9 @@ def create_scheduler(create, name: str, options: dict[str, Any]):
     except _known_errors():
         raise
     except Exception as exc:
-        from .transport.zmq_server import _describe
+        from .scheduler.failure import describe
         raise CliError(f"scheduler {name!r} failed to start with options {json.dumps(options)}: "
-                       f"{_describe(exc)}") from exc
+                       f"{describe(exc)}") from exc
 
 
 def cmd_list(args: argparse.Namespace) -> int:

@@ -40,3 +40,23 @@ def test_deep_json_in_config_is_one_line(capsys):
     code = main(["run", "-p", str(PLATFORM), "-w", "x.json", "--scheduler", "easy",
                  "--config", "{\"a\":" + "[" * 100_000 + "]" * 100_000 + "}"])
     assert code == 2 and "--config: JSON nested too deep" in capsys.readouterr().err
+
+
+def test_a_policy_that_raises_ends_run_in_one_line_naming_the_time(tmp_path, capsys, clean_registry):
+    """A bug in a policy's own code: `run` says where and when in one line, as `serve` does (it was a
+    traceback), and the outputs written so far are marked incomplete."""
+    from batsched_py.scheduler import Scheduler
+
+    @clean_registry.register("test-raises")
+    class Raises(Scheduler):
+        def on_job_submitted(self, job):
+            return {}[job.id]
+
+    workload = tmp_path / "w.json"
+    workload.write_text(json.dumps({"nb_res": 4, "jobs": [_job(subtime=3)], "profiles": PROFILES}))
+    code = main(["run", "-p", str(PLATFORM), "-w", str(workload), "--scheduler", "test-raises",
+                 "-e", str(tmp_path / "out"), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert "at t=3" in err and "KeyError: 'w0!1'" in err and "test_one_line_errors.py:" in err, err
+    assert (tmp_path / "out_INCOMPLETE").exists() and (tmp_path / "out_jobs.csv").exists()

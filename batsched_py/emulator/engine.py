@@ -59,6 +59,7 @@ from typing import Any, Callable, Generator, Optional, Sequence
 from procset import ProcSet
 
 from .. import protocol as p
+from ..scheduler.failure import policy_failure
 from .errors import EmulatorError, NetworkNotModelledWarning
 from .events_file import ExternalEvent
 from .machines import Machines
@@ -372,6 +373,11 @@ class Engine:
             t0 = _perf_counter()
             try:
                 reply = exchange(request)
+            except Exception as exc:    # (the scheduler side's: named with the time, see policy_failure)
+                failure = policy_failure(exc, request.now)
+                if failure is exc:
+                    raise
+                raise failure from exc
             finally:
                 self.exchange_time += _perf_counter() - t0
             try:

@@ -6,7 +6,8 @@ from typing import Callable, Optional
 import zmq
 
 from .. import protocol as p
-from ..scheduler import DecisionError, Scheduler, Session, SessionError
+from ..scheduler import Scheduler, Session
+from ..scheduler.failure import SchedulerFailure, policy_failure
 from .endpoints import RepEndpoint, bind_rep
 from .polling import DEFAULT_BUSY_WAIT
 
@@ -15,10 +16,6 @@ DEFAULT_ENDPOINT = "tcp://127.0.0.1:28000"  # loopback: a scheduler is not a pub
 
 class PeerTimeout(TimeoutError):
     """Batsim went silent for longer than the allowed timeout."""
-
-
-class SchedulerFailure(RuntimeError):
-    """The policy raised while handling a message; ``__cause__`` holds the original exception."""
 
 
 def serve(scheduler: Scheduler, endpoint: str = DEFAULT_ENDPOINT, timeout: Optional[float] = None,
@@ -49,10 +46,11 @@ def serve(scheduler: Scheduler, endpoint: str = DEFAULT_ENDPOINT, timeout: Optio
             request = p.decode_message(raw, sender=p.BATSIM)
             try:
                 reply = session.handle(request)
-            except (DecisionError, SessionError):
-                raise  # already say what and where
             except Exception as exc:
-                raise SchedulerFailure(_describe(exc)) from exc
+                failure = policy_failure(exc, request.now)
+                if failure is exc:
+                    raise   # already says what and where
+                raise failure from exc
             rep.send(p.encode_message(reply))
             if on_exchange is not None:
                 on_exchange(request, reply)
@@ -80,10 +78,3 @@ def _receive(rep: RepEndpoint, busy_wait: float, timeout: Optional[float],
         if watchdog is not None:
             watchdog()
 
-
-def _describe(exc: BaseException) -> str:
-    tb = exc.__traceback__
-    while tb is not None and tb.tb_next is not None:
-        tb = tb.tb_next
-    where = f" (at {tb.tb_frame.f_code.co_filename}:{tb.tb_lineno})" if tb is not None else ""
-    return f"{type(exc).__name__}: {exc}{where}"

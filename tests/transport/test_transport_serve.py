@@ -240,7 +240,7 @@ def plugin_env(tmp_path):
 
 def test_scheduler_exception(free_tcp_endpoint, plugin_env):
     _message_ends_serve("test-plugin-crash", free_tcp_endpoint, message(1, submitted("w!1", 1, 1)),
-                        "KeyError", "'w!1'", "testplugin_policies.py:", env=plugin_env)
+                        "at t=1", "KeyError", "'w!1'", "testplugin_policies.py:", env=plugin_env)
 
 
 def test_scheduler_bad_decision(free_tcp_endpoint, plugin_env):
