@@ -162,6 +162,8 @@ def test_power_over_any_base_finishes_every_job(policy, options):
     ("easy", {"contiguous": "no"}, "option contiguous: 'no' is not true or false"),
     ("fcfs", {"cores_per_node": True}, "option cores_per_node: True is not a positive integer"),
     ("filler", {"custom_mapping": "false"}, "option custom_mapping: 'false' is not true or false"),
+    # the scheduling agent's power management is a timeout beneath its own decisions: no base to choose
+    ("scheduling-agent", {"policy": "FF", "base": "fcfs"}, r"unknown option\(s\) \['base'\]"),
 ])
 def test_bad_option_values_are_named(name, options, match):
     """Every built-in option is checked when the policy is created (these were tracebacks)."""

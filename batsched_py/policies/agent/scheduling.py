@@ -47,11 +47,12 @@ class AgentQueue(QueuePolicy):
 class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
     description = "DeepScheduling decision points: which queued job starts now (timeout shutdown beneath)"
     AGENT_OPTIONS = frozenset({"dt", "day", "max_queue", "max_running", "history", "confidence_jobs"})
-    OPTIONS = QueuePolicy.OPTIONS | PowerMixin.POWER_OPTIONS | AGENT_OPTIONS | {"policy"}
+    # (PowerMixin's options but 'base': the queue beneath is this class's own, AgentQueue)
+    OPTIONS = QueuePolicy.OPTIONS | (PowerMixin.POWER_OPTIONS - {"base"}) | AGENT_OPTIONS | {"policy"}
 
     @classmethod
     def option_defaults(cls) -> dict[str, Any]:
-        return {**super().option_defaults(), "base": None, "timeout": 5, "cores_per_node": 12, "dt": 1.0,
+        return {**super().option_defaults(), "timeout": 5, "cores_per_node": 12, "dt": 1.0,
                 "day": 1440.0, "max_queue": 20, "max_running": 20, "history": 20, "confidence_jobs": 5,
                 "policy": None, **({"model": None, "deterministic": True} if "model" in cls.OPTIONS else {})}
 
