@@ -54,7 +54,7 @@ OPTION_HELP = {
     "workload": "workload JSON holding the jobs' real runtimes",
     "host_speed": "host speed (flop/s) turning parallel_homogeneous profiles into runtimes",
     "keep_on": "keep nodes planned within this many time units on",
-    "policy": "required (agent schedulers): a baseline name, a saved agent or 'module:callable'",
+    "policy": "a baseline name, a saved agent or 'module:callable' (required where the default is null)",
     "model": "required: the trained agent's .zip (batsched-py train)",
     "deterministic": "the agent's most likely action (false: sampled)",
     "dt": "time units between two agent decisions",
@@ -65,6 +65,10 @@ OPTION_HELP = {
     "max_user_jobs": "a user's jobs in the system that normalise observations",
     "max_running": "running jobs described in an observation",
     "confidence_jobs": "a user's last finished jobs that give its runtime/walltime confidence",
+    "J": "head jobs placed per decision: 1 or 2",
+    "alpha": "online_opt1's weight of the mean temperature (C) beside the power (%)",
+    "max_temperature": "temperature (C) a placement may not take a processor over (else: the coolest one)",
+    "leakage_model": "leakage power the scheduler observes: linear or exponential",
 }
 
 

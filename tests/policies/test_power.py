@@ -164,6 +164,9 @@ def test_power_over_any_base_finishes_every_job(policy, options):
     ("filler", {"custom_mapping": "false"}, "option custom_mapping: 'false' is not true or false"),
     # the scheduling agent's power management is a timeout beneath its own decisions: no base to choose
     ("scheduling-agent", {"policy": "FF", "base": "fcfs"}, r"unknown option\(s\) \['base'\]"),
+    # the thermal allocators keep FCFS order and choose the processor themselves
+    ("thermal-allocation", {"queue_order": "ljf"}, r"unknown option\(s\) \['queue_order'\]"),
+    ("thermal-allocation", {"allocation": "random", "seed": 3}, r"unknown option\(s\) \['allocation', 'seed'\]"),
 ])
 def test_bad_option_values_are_named(name, options, match):
     """Every built-in option is checked when the policy is created (these were tracebacks)."""

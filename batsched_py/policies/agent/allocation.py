@@ -31,11 +31,12 @@ class ThermalAllocation(AgentMixin, QueuePolicy):
     description = ("thermal-aware FCFS allocation of one-processor jobs: option 'policy' = round_robin, greedy, "
                    "coolest, online_opt1 or a saved DQN (.zip); cores_per_node (24), J (1), alpha (0.5), "
                    "max_temperature (85 C), leakage_model (linear or exponential, the model it observes)")
-    OPTIONS = QueuePolicy.OPTIONS | frozenset(AGENT_OPTIONS)
+    # (no queue_order, allocation, contiguous nor seed: FCFS order, and the policy picks the processor)
+    OPTIONS = frozenset({"cores_per_node", *AGENT_OPTIONS})
 
     @classmethod
     def option_defaults(cls) -> dict[str, Any]:
-        return {**super().option_defaults(), "cores_per_node": 24, "policy": "round_robin", "J": 1,
+        return {"cores_per_node": 24, "policy": "round_robin", "J": 1,
                 "alpha": 0.5, "max_temperature": 85.0, "leakage_model": "linear"}
 
     def __init__(self, options: Optional[Mapping[str, Any]] = None):
