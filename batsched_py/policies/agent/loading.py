@@ -12,6 +12,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any, Callable
 
+from ...scheduler.failure import describe
 from ..options import PolicyOptionError, bool_option
 
 
@@ -42,8 +43,13 @@ def load_policy(spec: Any, env: str) -> Callable[[Any], Any]:
         raise PolicyOptionError(f"option policy: cannot import {module_name!r} ({exc})") from None
     except AttributeError:
         raise PolicyOptionError(f"option policy: {module_name!r} has no {attr!r}") from None
+    except Exception as exc:    # the module's own code fails (a SyntaxError, a bug at import)
+        raise PolicyOptionError(f"option policy: importing {module_name!r} failed: {describe(exc)}") from exc
     if isinstance(obj, type):
-        obj = obj()
+        try:
+            obj = obj()
+        except Exception as exc:
+            raise PolicyOptionError(f"option policy: {spec}() failed: {describe(exc)}") from exc
     if not callable(obj):
         raise PolicyOptionError(f"option policy: {spec} is not callable")
     return obj
