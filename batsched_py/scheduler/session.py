@@ -3,6 +3,7 @@
 ``Session.handle(message) -> reply`` is the whole scheduler side of the
 protocol: transports (ZeroMQ, the in-process emulator) only move messages.
 """
+import math
 from typing import Any, Callable
 
 from .. import protocol as p
@@ -150,7 +151,11 @@ class Session:
     def _answer_queries(self, s: Scheduler) -> None:
         # Like batsched, after the message's decisions: the estimate sees the plan they leave.
         for job_id, description in self._queries:
-            answer = {"job_id": job_id, "estimated_waiting_time": s.estimate_waiting_time(description)}
+            estimate = s.estimate_waiting_time(description)
+            if isinstance(estimate, bool) or not isinstance(estimate, (int, float)) or not math.isfinite(estimate):
+                raise DecisionError(f"estimate_waiting_time({job_id}) at t={s.decision_time}: returned {estimate!r}, "
+                                    "not a finite number of time units (-1: cannot tell)")
+            answer = {"job_id": job_id, "estimated_waiting_time": estimate}
             s._send(p.Answer(s.decision_time, {"estimate_waiting_time": answer}))
         self._queries.clear()
 

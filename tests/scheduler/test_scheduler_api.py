@@ -420,6 +420,20 @@ def test_batsim_asks_for_a_waiting_time_estimate():
     assert reply.events[0].answers == {"estimate_waiting_time": {"job_id": "w!9", "estimated_waiting_time": 30.0}}
 
 
+@pytest.mark.parametrize("estimate", [float("nan"), float("inf"), "soon", None, True])
+def test_an_estimate_that_is_no_time_is_named(estimate):
+    """What estimate_waiting_time() returns goes to Batsim: anything but a finite number was sent as it
+    was ("soon", null) or failed in the JSON encoder without naming the policy's method."""
+    class Estimates(Scheduler):
+        def estimate_waiting_time(self, job):
+            return estimate
+
+    session = Session(Estimates())
+    session.handle(decoded(0, begins(4)))
+    with pytest.raises(DecisionError, match=r"^estimate_waiting_time\(w!9\) at t=1.0: returned .* not a finite number"):
+        session.handle(decoded(1, query({"estimate_waiting_time": {"job_id": "w!9", "job": {"res": 3}}})))
+
+
 @pytest.mark.parametrize("requests, error, words", [
     ({"estimate_waiting_time": {"job": {"res": 1}}}, p.ProtocolError, "needs a string job_id and a job object"),
     ({"estimate_waiting_time": {"job_id": "w!1", "job": 5}}, p.ProtocolError, "needs a string job_id"),
