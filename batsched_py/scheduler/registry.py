@@ -1,13 +1,16 @@
 """Policies by name: the built-in ones register themselves; other packages add theirs through
 the ``batsched_py.schedulers`` entry-point group (name = "module:Class")."""
+import warnings
 from importlib import import_module
 from importlib.metadata import entry_points
 from typing import Any, Callable, Mapping, Optional
 
 from .base import Scheduler
+from .failure import describe
 
 ENTRY_POINT_GROUP = "batsched_py.schedulers"
 _REGISTRY: dict[str, type[Scheduler]] = {}
+_BROKEN: dict[str, str] = {}    # plugin name -> why it cannot be used
 
 
 class UnknownSchedulerError(KeyError):
@@ -27,8 +30,19 @@ def register(name: str) -> Callable[[type[Scheduler]], type[Scheduler]]:
 def _load_all() -> None:
     import_module("batsched_py.policies")  # built-ins register on import
     for ep in entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name not in _REGISTRY:
-            _REGISTRY[ep.name] = ep.load()
+        if ep.name in _REGISTRY or ep.name in _BROKEN:
+            continue
+        # (one broken installed plugin must not break every command: it is skipped, said once)
+        try:
+            loaded = ep.load()
+        except Exception as exc:
+            _BROKEN[ep.name] = f"cannot load {ep.value}: {describe(exc)}"
+        else:
+            if isinstance(loaded, type) and issubclass(loaded, Scheduler):
+                _REGISTRY[ep.name] = loaded
+                continue
+            _BROKEN[ep.name] = f"{ep.value} is not a Scheduler subclass"
+        warnings.warn(f"scheduler plugin {ep.name!r} skipped: {_BROKEN[ep.name]}")
 
 
 def available() -> dict[str, type[Scheduler]]:
@@ -38,6 +52,8 @@ def available() -> dict[str, type[Scheduler]]:
 
 def create(name: str, options: Optional[Mapping[str, Any]] = None) -> Scheduler:
     schedulers = available()
+    if name in _BROKEN:
+        raise UnknownSchedulerError(f"scheduler {name!r}: {_BROKEN[name]}")
     if name not in schedulers:
         raise UnknownSchedulerError(f"unknown scheduler {name!r}; available: {', '.join(schedulers)}")
     return schedulers[name](options)

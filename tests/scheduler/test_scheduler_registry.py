@@ -76,3 +76,24 @@ def test_builtin_name_wins_over_entry_point(monkeypatch, clean_registry):
     monkeypatch.setattr(EntryPoint, "load", lambda self: pytest.fail("must not load a shadowed entry point"))
     monkeypatch.setattr(registry, "entry_points", lambda group: eps)
     assert available()["fcfs"].__module__ == "batsched_py.policies.fcfs"
+
+
+def test_a_broken_plugin_is_skipped_with_one_warning(monkeypatch, clean_registry):
+    """One installed plugin that cannot be loaded (or is no Scheduler) broke every command: list-schedulers
+    with a traceback, `run --scheduler fcfs` with "scheduler 'fcfs' failed to start"."""
+    from importlib.metadata import EntryPoint
+    group = registry.ENTRY_POINT_GROUP
+    eps = [EntryPoint("test-broken", "audit_no_such_module:Policy", group),
+           EntryPoint("test-not-a-class", "os:getcwd", group)]
+    monkeypatch.setattr(registry, "entry_points", lambda group: eps)
+    monkeypatch.setattr(registry, "_BROKEN", {}, raising=False)
+    with pytest.warns(UserWarning) as warned:
+        names = available()
+    assert "fcfs" in names and "test-broken" not in names and "test-not-a-class" not in names
+    assert sorted(str(w.message).split(":")[0] for w in warned) == [
+        "scheduler plugin 'test-broken' skipped", "scheduler plugin 'test-not-a-class' skipped"]
+    assert "ModuleNotFoundError" in " ".join(str(w.message) for w in warned)
+    assert create("fcfs").description
+    with pytest.raises(registry.UnknownSchedulerError, match="scheduler 'test-not-a-class': os:getcwd is not a "
+                                                              "Scheduler subclass"):
+        create("test-not-a-class")
