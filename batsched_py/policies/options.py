@@ -1,6 +1,7 @@
 """Policy options (the ``--config`` JSON object): their error type and the checks they share."""
-import math
 from typing import Any, Mapping, Sequence
+
+from ..scheduler.base import finite
 
 
 class PolicyOptionError(ValueError):
@@ -17,7 +18,7 @@ def refuse_unknown(options: Mapping[str, Any], known: "frozenset[str]", owner: s
 def number_option(options: Mapping[str, Any], name: str, default: float, *, positive: bool = False) -> float:
     """Option ``name``: a finite number >= 0 (> 0 if ``positive``), or ``default`` when absent."""
     value = options.get(name, default)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not finite(value) \
             or value < 0 or (positive and value == 0):
         raise PolicyOptionError(f"option {name}: {value!r} is not a finite {'positive' if positive else 'non-negative'} "
                                 "number")

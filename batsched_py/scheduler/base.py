@@ -49,8 +49,16 @@ def _is_index(value: Any) -> bool:
     return isinstance(value, Integral) and not isinstance(value, bool) and int(value) >= 0
 
 
+def finite(value: float) -> bool:
+    """math.isfinite(), false for an int too large for a float (JSON holds 10**400) instead of an OverflowError."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
 def _time(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not finite(value):
         raise DecisionError(f"{where}: {value!r} is not a finite time")
     return float(value)
 

@@ -3,13 +3,12 @@
 ``Session.handle(message) -> reply`` is the whole scheduler side of the
 protocol: transports (ZeroMQ, the in-process emulator) only move messages.
 """
-import math
 from typing import Any, Callable
 
 from .. import protocol as p
 from ..compiled import mypyc_attr
 # (SessionError lives in base.py: mypyc cannot compile a RuntimeError subclass)
-from .base import DecisionError, Scheduler, SessionError
+from .base import DecisionError, Scheduler, SessionError, finite
 from .view import Job, Platform
 
 
@@ -152,7 +151,7 @@ class Session:
         # Like batsched, after the message's decisions: the estimate sees the plan they leave.
         for job_id, description in self._queries:
             estimate = s.estimate_waiting_time(description)
-            if isinstance(estimate, bool) or not isinstance(estimate, (int, float)) or not math.isfinite(estimate):
+            if isinstance(estimate, bool) or not isinstance(estimate, (int, float)) or not finite(estimate):
                 raise DecisionError(f"estimate_waiting_time({job_id}) at t={s.decision_time}: returned {estimate!r}, "
                                     "not a finite number of time units (-1: cannot tell)")
             answer = {"job_id": job_id, "estimated_waiting_time": estimate}

@@ -150,6 +150,7 @@ def test_power_over_any_base_finishes_every_job(policy, options):
     ("timeout", {"timeout": float("inf")}, "option timeout: inf is not a finite"),
     ("timeout", {"base": ["easy"]}, r"option base: \['easy'\] is not a policy name"),
     ("oracle", {"threshold": -1}, "option threshold: -1 is not a finite non-negative number"),
+    ("oracle", {"keep_on": 10 ** 400}, r"option keep_on: 1000+ is not a finite"),   # (JSON holds it: OverflowError)
     ("oracle", {"keep_on": "1"}, "option keep_on: '1' is not"),
     ("oracle", {"host_speed": 0}, "option host_speed: 0 is not a finite positive number"),
     ("oracle", {"workload": True}, "option workload: True is not a file name"),   # (open(True) is stdout)

@@ -209,6 +209,7 @@ def busy():
     (lambda s: s.advance_to(float("inf")), "inf is not a finite time"),
     (lambda s: s.call_me_later(float("inf")), "inf is not a finite time"),
     (lambda s: s.call_me_later("5"), "'5' is not a finite time"),
+    (lambda s: s.call_me_later(10 ** 400), "is not a finite time"),     # (an OverflowError from math.isfinite)
     (lambda s: s.execute("w!a", "5"), "hosts '5' are not host ids"),
     (lambda s: s.execute("w!a", -1), "hosts -1 are not host ids"),
     (lambda s: s.execute("w!a", [5.5]), r"hosts [5.5] are not host ids"),
@@ -420,7 +421,7 @@ def test_batsim_asks_for_a_waiting_time_estimate():
     assert reply.events[0].answers == {"estimate_waiting_time": {"job_id": "w!9", "estimated_waiting_time": 30.0}}
 
 
-@pytest.mark.parametrize("estimate", [float("nan"), float("inf"), "soon", None, True])
+@pytest.mark.parametrize("estimate", [float("nan"), float("inf"), "soon", None, True, 10 ** 400])
 def test_an_estimate_that_is_no_time_is_named(estimate):
     """What estimate_waiting_time() returns goes to Batsim: anything but a finite number was sent as it
     was ("soon", null) or failed in the JSON encoder without naming the policy's method."""
