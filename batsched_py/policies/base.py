@@ -20,7 +20,7 @@ from procset import ProcSet
 
 from ..scheduler import Job, Scheduler
 from ..scheduler.view import mask_of, procset_of_mask
-from .options import PolicyOptionError
+from .options import PolicyOptionError, refuse_unknown  # noqa: F401  (PolicyOptionError: imported from here)
 from .queue_order import order_key
 from .selection import Selector, make_selector
 
@@ -42,10 +42,7 @@ class QueuePolicy(Scheduler):
 
     def __init__(self, options: Optional[Mapping[str, Any]] = None):
         super().__init__(options)
-        unknown = set(self.options) - self.OPTIONS
-        if unknown:
-            raise PolicyOptionError(f"{type(self).__name__}: unknown option(s) {sorted(unknown)}; "
-                                    f"known: {sorted(self.OPTIONS)}")
+        refuse_unknown(self.options, self.OPTIONS, type(self).__name__)
         self.queue_order = self.options.get("queue_order", self.default_queue_order)
         self.order = order_key(self.queue_order)
         self.select: Selector = make_selector(self.options)
