@@ -302,11 +302,12 @@ def combine(mixin: type[PowerMixin], base: str) -> type[QueuePolicy]:
         raise PolicyOptionError(f"option base: {base!r} is not a policy name")
     key = (mixin, base)
     if key not in _COMBINED:
+        from .agent.base import AgentMixin     # (agent schedulers decide themselves: never a base)
         classes = registered()
+        bases = sorted(n for n, c in classes.items() if issubclass(c, QueuePolicy)
+                       and not issubclass(c, (PowerMixin, AgentMixin)))
         base_cls = classes.get(base)
-        if base_cls is None or not issubclass(base_cls, QueuePolicy) or issubclass(base_cls, PowerMixin):
-            bases = sorted(n for n, c in classes.items() if issubclass(c, QueuePolicy)
-                           and not issubclass(c, PowerMixin))
+        if base not in bases or base_cls is None or not issubclass(base_cls, QueuePolicy):   # (for mypy)
             raise PolicyOptionError(f"option base: {base!r} is not a queue-based policy; choose from {bases}")
         name = f"{base}+{'oracle' if mixin is OracleMixin else 'timeout'}"
         _COMBINED[key] = type(name, (mixin, base_cls), {

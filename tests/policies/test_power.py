@@ -149,6 +149,11 @@ def test_power_over_any_base_finishes_every_job(policy, options):
     ("timeout", {"timeout": True}, "option timeout: True is not"),
     ("timeout", {"timeout": float("inf")}, "option timeout: inf is not a finite"),
     ("timeout", {"base": ["easy"]}, r"option base: \['easy'\] is not a policy name"),
+    # an agent scheduler beneath: two power managers (shutdown-agent: a simulation that never ended)
+    ("timeout", {"base": "shutdown-agent", "policy": "T0"},
+     r"option base: 'shutdown-agent' is not a queue-based policy; choose from \['conservative', 'easy', 'fcfs', "
+     r"'filler', 'saf', 'sjf'\]"),
+    ("oracle", {"base": "thermal-allocation"}, "option base: 'thermal-allocation' is not a queue-based policy"),
     ("oracle", {"threshold": -1}, "option threshold: -1 is not a finite non-negative number"),
     ("oracle", {"keep_on": 10 ** 400}, r"option keep_on: 1000+ is not a finite"),   # (JSON holds it: OverflowError)
     ("oracle", {"keep_on": "1"}, "option keep_on: '1' is not"),
