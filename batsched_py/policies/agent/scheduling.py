@@ -136,7 +136,10 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
         self._remind(self.now + self.dt)
 
     def _remind(self, at: float) -> None:
-        if at not in self.calls:
+        # A call already due by ``at`` is the next decision point: one chain of decisions every dt
+        # (each event's message used to start its own chain, multiplying them by the events).
+        now = self.now
+        if not any(now < call <= at for call in self.calls):
             self.calls.add(at)
             self.call_me_later(at)
 
