@@ -228,17 +228,26 @@ class Scheduler:
             self.set_pstate(group, target)
 
     def register_profile(self, workload: str, name: str, profile: Mapping[str, Any]) -> None:
+        if not isinstance(profile, Mapping) or not isinstance(workload, str) or not isinstance(name, str):
+            raise DecisionError(f"REGISTER_PROFILE {workload}!{name} at t={self._decision_time}: needs workload "
+                                f"and profile names (strings) and a profile object, got {profile!r}")
         self._send(p.RegisterProfile(self._decision_time, workload, name, dict(profile)))
 
     def register_job(self, job_id: str, res: int, profile: str, walltime: Optional[float] = None,
                      **extra: Any) -> None:
         where = f"REGISTER_JOB {job_id} at t={self._decision_time}"
-        if "!" not in job_id:
+        if not isinstance(job_id, str) or "!" not in job_id:
             raise DecisionError(f"{where}: job id must be WORKLOAD!NAME")
         if job_id in self.jobs:
             raise DecisionError(f"{where}: a job with this id already exists")
         if not _is_index(res) or not res:
             raise DecisionError(f"{where}: res {res!r} is not a positive number of hosts")
+        if not isinstance(profile, str):
+            raise DecisionError(f"{where}: profile {profile!r} is not a profile name")
+        if walltime is not None and walltime != -1 and not (isinstance(walltime, (int, float))
+                                                            and not isinstance(walltime, bool)
+                                                            and finite(walltime) and walltime > 0):
+            raise DecisionError(f"{where}: walltime {walltime!r} is not a positive finite number (or -1, None: none)")
         desc = p.JobDescription(job_id, res, profile, self._decision_time, walltime, extra)
         self._send(p.RegisterJob(self._decision_time, job_id, desc))
 

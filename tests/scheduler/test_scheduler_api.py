@@ -224,6 +224,11 @@ def busy():
     (lambda s: s.register_job("w!z", 0, "p"), "res 0 is not a positive number of hosts"),
     (lambda s: s.register_job("w!z", "2", "p"), "res '2' is not a positive number of hosts"),
     (lambda s: s.set_metadata("w!a", 5), "metadata 5 is not a string"),
+    (lambda s: s.register_job(5, 1, "p"), "REGISTER_JOB 5 at t=2.0: job id must be WORKLOAD!NAME"),
+    (lambda s: s.register_job("w!z", 1, None), "profile None is not a profile name"),
+    (lambda s: s.register_job("w!z", 1, "p", float("nan")), "walltime nan is not a positive finite number"),
+    (lambda s: s.register_job("w!z", 1, "p", 0), "walltime 0 is not a positive finite number"),
+    (lambda s: s.register_profile("w", "p", 5), "REGISTER_PROFILE w!p at t=2.0: needs workload and profile names"),
 ])
 def test_decisions_refused(busy, decide, words):
     s, session = busy
