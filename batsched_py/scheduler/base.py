@@ -46,6 +46,8 @@ def _hosts(hosts: ProcSet | Iterable[int] | int, where: Callable[[], str]) -> Pr
 
 def _is_index(value: Any) -> bool:
     """An int >= 0 (numpy's too), not a bool."""
+    if type(value) is int:      # (the usual case, without the ABC's slower isinstance)
+        return value >= 0
     return isinstance(value, Integral) and not isinstance(value, bool) and int(value) >= 0
 
 
@@ -115,10 +117,11 @@ class Scheduler:
 
     def advance_to(self, t: float) -> None:
         """Model decision-making time: the next decisions (and the reply) happen at ``t``."""
-        where = f"advance_to({t!r}) at t={self._decision_time}"
-        t = _time(t, where)
-        if t < self._decision_time:
-            raise DecisionError(f"{where}: cannot move decision time back")
+        if not (type(t) is float and self._decision_time <= t < math.inf):    # (else: the message is built)
+            where = f"advance_to({t!r}) at t={self._decision_time}"
+            t = _time(t, where)
+            if t < self._decision_time:
+                raise DecisionError(f"{where}: cannot move decision time back")
         self._decision_time = t
 
     def execute(self, job: Job | str, hosts: ProcSet | Iterable[int] | int,
@@ -179,10 +182,11 @@ class Scheduler:
         self._send(p.KillJob(self._decision_time, tuple(j.id for j in resolved)))
 
     def call_me_later(self, at: float) -> None:
-        where = f"CALL_ME_LATER {at!r} at t={self._decision_time}"
-        at = _time(at, where)
-        if not at > self._decision_time:
-            raise DecisionError(f"{where}: must be strictly after now")
+        if not (type(at) is float and self._decision_time < at < math.inf):   # (else: the message is built)
+            where = f"CALL_ME_LATER {at!r} at t={self._decision_time}"
+            at = _time(at, where)
+            if not at > self._decision_time:
+                raise DecisionError(f"{where}: must be strictly after now")
         self._send(p.CallMeLater(self._decision_time, at))
 
     def set_pstate(self, hosts: ProcSet | Iterable[int] | int, pstate: int) -> None:
@@ -286,22 +290,25 @@ class Scheduler:
     def _group_by(self, hosts: ProcSet, kind: str) -> dict[int, list[int]]:
         """``hosts`` by the pstate switch_off ("sleep": their first sleep pstate) or switch_on
         ("wake": their first compute pstate) sends them to."""
-        def where() -> str:
-            return f"{'switch_off' if kind == 'sleep' else 'switch_on'}({hosts}) at t={self._decision_time}"
         targets = self._switch_targets(kind)
         if hosts and hosts.max >= len(targets):
-            raise DecisionError(f"{where()}: hosts {self.platform.unknown_hosts(hosts)} do not exist")
+            raise DecisionError(f"{self._switch_where(kind, hosts)}: hosts {self.platform.unknown_hosts(hosts)} "
+                                "do not exist")
         groups: dict[int, list[int]] = {}
         for h in hosts:
             target = targets[h]
             if target is None:
-                raise DecisionError(f"{where()}: host {h} ({self.platform[h].name}) declares no sleep pstate")
+                raise DecisionError(f"{self._switch_where(kind, hosts)}: host {h} ({self.platform[h].name}) "
+                                    "declares no sleep pstate")
             group = groups.get(target)
             if group is None:
                 groups[target] = [h]
             else:
                 group.append(h)
         return groups
+
+    def _switch_where(self, kind: str, hosts: ProcSet) -> str:
+        return f"{'switch_off' if kind == 'sleep' else 'switch_on'}({hosts}) at t={self._decision_time}"
 
     def _switch_targets(self, kind: str) -> list[Optional[int]]:
         """Each host's pstate for _group_by (None: no sleep pstate), worked out once per platform."""
