@@ -129,7 +129,8 @@ class Scheduler:
         job = self._job(job, "EXECUTE_JOB")
         hosts = _hosts(hosts, lambda: f"EXECUTE_JOB {job.id} at t={self._decision_time}")
         if mapping is not None and not isinstance(mapping, Mapping):
-            raise DecisionError(f"EXECUTE_JOB {job.id} at t={self._decision_time}: mapping {mapping!r} is not an object (executor -> host rank)")
+            raise DecisionError(f"EXECUTE_JOB {job.id} at t={self._decision_time}: mapping {mapping!r} is not an "
+                                "object (executor -> host rank)")
         self._execute(job, hosts, mask_of(hosts), mapping)
 
     def _execute(self, job: Job, hosts: ProcSet, mask: int, mapping: Optional[Mapping[str, Any]]) -> None:
