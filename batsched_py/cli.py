@@ -77,7 +77,7 @@ def json_object(text: str, source: str) -> dict[str, Any]:
     """Scheduler options: ``text`` must hold a JSON object; errors name ``source``."""
     try:
         options = json.loads(text)
-    except json.JSONDecodeError as exc:
+    except ValueError as exc:       # JSONDecodeError, or an integer of more than 4300 digits
         raise CliError(f"{source}: invalid JSON ({exc})") from None
     except RecursionError:
         raise CliError(f"{source}: JSON nested too deep") from None

@@ -47,6 +47,10 @@ def load_events(path: str | Path, *, nb_hosts: int) -> list[ExternalEvent]:
             obj = json.loads(line, parse_float=rapidjson_double)
         except json.JSONDecodeError as exc:
             raise EmulatorError(f"{where}: invalid JSON ({exc.msg})") from None
+        except ValueError as exc:       # an integer of more than 4300 digits
+            raise EmulatorError(f"{where}: invalid JSON ({exc})") from None
+        except RecursionError:
+            raise EmulatorError(f"{where}: JSON nested too deep") from None
         if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
             raise EmulatorError(f"{where}: an event must be an object with a string 'type'")
         t = obj.get("timestamp")
