@@ -27,7 +27,12 @@ class ZmqPeer:
         self._ctx: zmq.Context = zmq.Context.instance()
         self._sock = self._ctx.socket(zmq.REQ)
         self._sock.setsockopt(zmq.LINGER, 0)
-        self._sock.connect(endpoint)
+        try:
+            self._sock.connect(endpoint)
+        except zmq.ZMQError as exc:
+            self._sock.close(0)
+            raise EmulatorError(f"cannot connect to the scheduler at {endpoint!r}: {exc.strerror} "
+                                "(e.g. tcp://localhost:28000)") from None
         self.index = 0
         self.notice_after = 2.0     # seconds without a first reply before saying we wait
 

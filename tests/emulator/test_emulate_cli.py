@@ -123,3 +123,11 @@ def test_disable_machine_state_tracing_writes_no_machine_states(tmp_path):
     assert (tmp_path / "a_machine_states.csv").stat().st_size > 1000
     assert not (tmp_path / "b_machine_states.csv").exists()
     assert (tmp_path / "a_jobs.csv").read_text() == (tmp_path / "b_jobs.csv").read_text()
+
+
+@pytest.mark.parametrize("endpoint", ["bogus", "tcp://", "udp://127.0.0.1:5"])
+def test_endpoint_libzmq_cannot_connect_to_is_named(tmp_path, capsys, endpoint):
+    code = main(["-p", "x.xml", "-w", "w.json", "-e", str(tmp_path / "out"), "-s", endpoint])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert f"batsched-py emulate: error: cannot connect to the scheduler at {endpoint!r}: " in err
