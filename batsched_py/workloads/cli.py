@@ -32,7 +32,7 @@ def _parser() -> argparse.ArgumentParser:
     g = p.add_argument_group("jobs and profiles")
     g.add_argument("--profile", choices=["delay", "compute"], default="delay",
                    help="delay profiles (default) or parallel_homogeneous with cpu = runtime*speed")
-    g.add_argument("--speed", type=positive, default=1e6,
+    g.add_argument("--speed", type=positive,
                    help="host speed in flop per time unit for compute profiles (default 1e6)")
     g.add_argument("--time-unit", choices=["seconds", "minutes"], default="seconds",
                    help="unit of times in the output (minutes divides all times by 60)")
@@ -71,8 +71,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _options(args: argparse.Namespace) -> ConvertOptions:
+    if args.speed is not None and args.profile != "compute" and not args.legacy:
+        raise ValueError("--speed sets the cpu of compute profiles (--profile compute or --legacy); "
+                         "delay profiles have none")
     return ConvertOptions(
-        profile_type=args.profile, speed=args.speed, time_unit=args.time_unit,
+        profile_type=args.profile, speed=args.speed or ConvertOptions.speed, time_unit=args.time_unit,
         missing_walltime=args.missing_walltime, short_walltime=args.short_walltime,
         keep_cancelled=args.keep_cancelled, nb_res=args.nb_res, shift_to_zero=not args.no_shift,
         start=args.start, end=args.end, skip_jobs=args.skip_jobs, max_jobs=args.max_jobs,

@@ -220,3 +220,24 @@ def test_progress_without_tqdm_prints_a_plain_count(monkeypatch, capsys):
     assert capsys.readouterr().err.splitlines() == ["reading: 2 lines", "reading: 4 lines", "reading: 5 lines, done"]
     assert list(progress(range(3), "reading", enabled=False)) == [0, 1, 2]
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("flags, words", [
+    (["--legacy-walltime-factor", "2"], "--legacy-walltime-factor needs --legacy"),
+    (["--speed", "2e9"], "--speed sets the cpu of compute profiles (--profile compute or --legacy)"),
+    (["--legacy", "--missing-walltime", "runtime"], "--legacy applies the old script's rules: --missing-walltime"),
+    (["--legacy", "--short-walltime", "keep", "--keep-cancelled"],
+     "--legacy applies the old script's rules: --short-walltime, --keep-cancelled would be ignored"),
+])
+def test_cli_refuses_options_it_would_ignore(tmp_path, capsys, flags, words):
+    out = tmp_path / "o.json"
+    assert main([str(TINY), str(out), "-q", *flags]) == 2
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1, err
+    assert not out.exists()
+
+
+def test_cli_speed_reaches_compute_profiles(tmp_path):
+    out = tmp_path / "o.json"
+    assert main([str(TINY), str(out), "-q", "--profile", "compute", "--speed", "2"]) == 0
+    assert {p["cpu"] for p in json.loads(out.read_text())["profiles"].values()} == {100, 2 * 120, 2 * 50}
