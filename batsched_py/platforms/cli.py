@@ -7,6 +7,7 @@ import warnings
 from pathlib import Path
 
 from ..argtypes import non_negative, non_negative_list, positive, positive_count, positive_list
+from ..textfiles import os_error
 
 from .generate import energy_cluster, plain_cluster, platform_xml, taurus_cluster
 from .read import PlatformError
@@ -68,9 +69,22 @@ def check_like_batsim(path: str, energy: bool) -> None:
             raise PlatformError(f"{path} was written but Batsim 4.2.1 would refuse it: {exc}") from None
 
 
+#: The cluster options that only shape the energy model (``--no-energy`` has none).
+ENERGY_OPTIONS = ("idle", "compute", "sleep", "off_time", "off_watts", "on_time", "on_watts")
+
+
+def _ignored_by_no_energy(args: argparse.Namespace) -> list[str]:
+    defaults = _parser().parse_args(["cluster", "-n", "1", args.output])
+    return [f"--{name.replace('_', '-')}" for name in ENERGY_OPTIONS
+            if getattr(args, name) != getattr(defaults, name)]
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        if args.command == "cluster" and args.no_energy and _ignored_by_no_energy(args):
+            raise ValueError(f"--no-energy: {', '.join(_ignored_by_no_energy(args))} would be ignored")
+        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         if args.command == "upgrade":
             for change in upgrade_platform_file(args.input, args.output):
                 print(change)
@@ -89,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         Path(args.output).write_text(platform_xml(spec))
         check_like_batsim(args.output, energy=args.command == "taurus" or not args.no_energy)
     except (PlatformError, ValueError, OSError) as exc:
-        print(f"platform: error: {exc}", file=sys.stderr)
+        print(f"platform: error: {os_error(exc) if isinstance(exc, OSError) else exc}", file=sys.stderr)
         return 2
     print(f"wrote {args.output}")
     return 0
