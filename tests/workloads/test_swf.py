@@ -241,3 +241,19 @@ def test_cli_speed_reaches_compute_profiles(tmp_path):
     out = tmp_path / "o.json"
     assert main([str(TINY), str(out), "-q", "--profile", "compute", "--speed", "2"]) == 0
     assert {p["cpu"] for p in json.loads(out.read_text())["profiles"].values()} == {100, 2 * 120, 2 * 50}
+
+
+def test_lines_garbled_by_damaged_gzip_data_name_the_damage(tmp_path):
+    """A flipped bit inside the deflate data garbles the lines after it before the CRC at the end
+    is checked: the error names the damaged gzip data, not only a line of wrong field counts."""
+    record = "{} 100 10 50 2 -1 -1 2 100 -1 1 1 1 -1 -1 -1 -1 -1\n"
+    data = bytearray(gzip.compress("".join(record.format(i) for i in range(1, 5001)).encode(), mtime=0))
+    data[len(data) // 2] ^= 0x55
+    damaged = tmp_path / "d.swf.gz"
+    damaged.write_bytes(data)
+    with pytest.raises(SwfError, match=r"d\.swf\.gz: damaged gzip data \(.*\); line \d+ is malformed, probably garbled by it"):
+        read_swf(damaged)
+    bad = tmp_path / "bad.swf"       # (a plain file's malformed line stays what it is)
+    bad.write_text("1 2 3\n")
+    with pytest.raises(SwfError, match=r"bad\.swf:1: expected 18 fields, got 3$"):
+        read_swf(bad)
