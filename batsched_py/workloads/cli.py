@@ -159,6 +159,7 @@ def workload_main(argv: list[str] | None = None) -> int:
 def _characterise(args: argparse.Namespace) -> None:
     rows = sequential_shares(read_swf(args.swf, skip_malformed=args.skip_malformed), args.gap)
     if args.output:
+        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         write_shares_csv(rows, args.output)
         return
     print(f"{'day':<12} {'jobs':>6} {'seq':>6} {'share':>7} bin")

@@ -7,6 +7,7 @@ sees them before Batsim rejects the file.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from .document import WorkloadError, read_workload_file
@@ -32,7 +33,11 @@ def upgrade_workload(data: dict, source: str = "<workload>") -> tuple[dict, list
         raise WorkloadError(f"{source}: top level must be an object with a 'profiles' object")
     if not isinstance(data.get("jobs", []), list):
         raise WorkloadError(f"{source}: 'jobs' must be a list")
-    out = json.loads(json.dumps(data))
+    try:
+        out = json.loads(json.dumps(data, allow_nan=False))
+    except ValueError:      # (json reads NaN and Infinity, which it would write back as such)
+        raise WorkloadError(f"{source}: {_non_finite(data)}: JSON has no NaN nor Infinity "
+                            "(Batsim refuses the file)") from None
     changes: list[str] = []
     for name, profile in out.get("profiles", {}).items():
         if not isinstance(profile, dict) or "type" not in profile:
@@ -50,11 +55,26 @@ def upgrade_workload(data: dict, source: str = "<workload>") -> tuple[dict, list
     return out, changes
 
 
+def _non_finite(value, where: str = "") -> str | None:
+    """Where the first NaN or infinity of a JSON value is, and what it is ("jobs[3].subtime is inf")."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{where} is {value}"
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        found = _non_finite(item, f"{where}[{key}]" if isinstance(key, int) else
+                            f"{where}.{key}" if where and key.isidentifier() else
+                            f"{where}[{key!r}]" if where else key)
+        if found:
+            return found
+    return None
+
+
 def upgrade_workload_file(src: str | Path, dst: str | Path) -> list[str]:
     try:
         data, _, _ = read_workload_file(src)
     except WorkloadError as exc:
         raise WorkloadError(f"{src}: {exc}") from None
     out, changes = upgrade_workload(data, str(src))
+    Path(dst).parent.mkdir(parents=True, exist_ok=True)
     Path(dst).write_text(json.dumps(out, indent=1) + "\n")
     return changes

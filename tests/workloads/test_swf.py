@@ -130,6 +130,8 @@ def test_upgrade_workload():
     ({"profiles": {}, "jobs": {}}, "'jobs' must be a list"),
     ({"profiles": {"p": {"cpu": 1}}}, "profiles['p'] has no 'type'"),
     ({"profiles": {"p": 3}}, "profiles['p'] has no 'type'"),
+    ({"profiles": {"p": {"type": "delay", "delay": float("nan")}}},
+     "profiles.p.delay is nan: JSON has no NaN nor Infinity (Batsim refuses the file)"),
 ])
 def test_upgrade_refuses_what_is_not_a_workload(data, words):
     with pytest.raises(WorkloadError) as info:
@@ -257,3 +259,12 @@ def test_lines_garbled_by_damaged_gzip_data_name_the_damage(tmp_path):
     bad.write_text("1 2 3\n")
     with pytest.raises(SwfError, match=r"bad\.swf:1: expected 18 fields, got 3$"):
         read_swf(bad)
+
+
+def test_workload_outputs_in_a_new_folder_are_written(tmp_path):
+    source = tmp_path / "w3.json"
+    source.write_text(json.dumps({"nb_res": 1, "jobs": [], "profiles": {"p": {"type": "msg_par_hg", "cpu": 1, "com": 0}}}))
+    assert workload_main(["upgrade", str(source), str(tmp_path / "new" / "w4.json")]) == 0
+    assert json.loads((tmp_path / "new" / "w4.json").read_text())["profiles"]["p"]["type"] == "parallel_homogeneous"
+    assert workload_main(["characterise", str(TINY), "-o", str(tmp_path / "new2" / "shares.csv")]) == 0
+    assert (tmp_path / "new2" / "shares.csv").read_text().startswith("day,n_jobs,")
