@@ -131,7 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="output directory, as compare's -o: DIR/out_jobs.csv, ... (the same as -e DIR/out)")
     rp.add_argument("--backend", choices=("emulator", "batsim", "docker"), default="emulator",
                     help="emulator (in-process, default), batsim (a local batsim binary) or docker (oarteam/batsim)")
-    rp.add_argument("--timeout", type=non_negative, default=600.0, help="per-message timeout for real-Batsim backends")
+    rp.add_argument("--timeout", type=non_negative, default=600.0, help="real-Batsim backends: give up when Batsim is silent this many seconds (0: wait forever; "
+                         "default %(default)g)")
     rp.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     cp = sub.add_parser("compare", help="run several policies on the same inputs and compare them",

@@ -2,11 +2,12 @@
 
 ``ZmqPeer(endpoint, timeout, busy_wait)`` is an exchange callable: it encodes the request, sends
 it, polls for the reply for ``busy_wait`` seconds, then sleeps until at most ``timeout`` seconds
-have passed, and decodes it (scheduler -> Batsim events only). A silent or malformed peer raises
+(0: no limit) have passed, and decodes it (scheduler -> Batsim events only). A silent or malformed peer raises
 EmulatorError with one readable line.
 """
 from __future__ import annotations
 
+import math
 import sys
 
 import zmq
@@ -22,8 +23,8 @@ class ZmqPeer:
     def __init__(self, endpoint: str = "tcp://localhost:28000", timeout: float = 60.0,
                  busy_wait: float = DEFAULT_BUSY_WAIT):
         self.endpoint = endpoint
-        self.timeout = timeout
-        self.busy_wait = min(busy_wait, timeout)
+        self.timeout = timeout or math.inf      # (0: wait for ever, as serve does)
+        self.busy_wait = min(busy_wait, self.timeout)
         self._ctx: zmq.Context = zmq.Context.instance()
         self._sock = self._ctx.socket(zmq.REQ)
         self._sock.setsockopt(zmq.LINGER, 0)
@@ -56,10 +57,11 @@ class ZmqPeer:
         if self.index == 1 and self.notice_after < seconds:
             if self._sock.poll(int(self.notice_after * 1000)):
                 return True
-            print(f"batsched-py emulate: waiting for the scheduler at {self.endpoint} (giving up after "
-                  f"{self.timeout:g} s, see --timeout)", file=sys.stderr, flush=True)
+            limit = "no time limit" if self.timeout == math.inf else f"giving up after {self.timeout:g} s"
+            print(f"batsched-py emulate: waiting for the scheduler at {self.endpoint} ({limit}, see --timeout)",
+                  file=sys.stderr, flush=True)
             seconds -= self.notice_after
-        return bool(self._sock.poll(max(1, int(seconds * 1000))))
+        return bool(self._sock.poll(None if seconds == math.inf else max(1, int(seconds * 1000))))
 
     def close(self) -> None:
         self._sock.close(0)

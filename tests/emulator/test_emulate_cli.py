@@ -131,3 +131,21 @@ def test_endpoint_libzmq_cannot_connect_to_is_named(tmp_path, capsys, endpoint):
     err = capsys.readouterr().err
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert f"batsched-py emulate: error: cannot connect to the scheduler at {endpoint!r}: " in err
+
+
+def test_timeout_zero_waits_for_a_late_scheduler(tmp_path, capsys):
+    """--timeout 0 waits for ever, as serve's and run's do (it gave up at once)."""
+    case = GOLDEN / "killer-e128-semantics"
+    endpoint = f"tcp://127.0.0.1:{free_port()}"
+    server = ReplayServer(transcript("killer-e128-semantics"), endpoint)
+    late = threading.Timer(0.5, server.start)
+    late.start()
+    try:
+        code = main(["-p", str(case / "inputs/energy_platform_homogeneous_no_net_128.xml"),
+                     "-w", str(case / "inputs/semantics_8.json"), "-e", str(tmp_path / "out"),
+                     "-s", endpoint, "--timeout", "0"])
+    finally:
+        late.join()
+        server.join(5)
+    assert code == 0, capsys.readouterr().err
+    assert not (tmp_path / "out_INCOMPLETE").exists()
