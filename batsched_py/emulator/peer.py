@@ -13,6 +13,7 @@ import sys
 import zmq
 
 from .. import protocol as p
+from ..transport.endpoints import tcp_port_fault
 from ..transport.polling import DEFAULT_BUSY_WAIT, recv_polling
 from .errors import EmulatorError
 
@@ -28,12 +29,16 @@ class ZmqPeer:
         self._ctx: zmq.Context = zmq.Context.instance()
         self._sock = self._ctx.socket(zmq.REQ)
         self._sock.setsockopt(zmq.LINGER, 0)
+        fault = tcp_port_fault(endpoint)
         try:
-            self._sock.connect(endpoint)
+            if fault is None:
+                self._sock.connect(endpoint)
         except zmq.ZMQError as exc:
+            fault = exc.strerror
+        if fault is not None:
             self._sock.close(0)
-            raise EmulatorError(f"cannot connect to the scheduler at {endpoint!r}: {exc.strerror} "
-                                "(e.g. tcp://localhost:28000)") from None
+            raise EmulatorError(f"cannot connect to the scheduler at {endpoint!r}: {fault} "
+                                "(e.g. tcp://localhost:28000)")
         self.index = 0
         self.notice_after = 2.0     # seconds without a first reply before saying we wait
 

@@ -63,6 +63,9 @@ def bind_rep(endpoint: str, transport: str = "auto", context: Optional[zmq.Conte
     """
     if transport not in TRANSPORTS:
         raise ValueError(f"transport must be one of {', '.join(TRANSPORTS)}, got {transport!r}")
+    bad_port = tcp_port_fault(endpoint)
+    if bad_port:
+        raise OSError(f"cannot bind {endpoint}: {bad_port}")
     address = None if context is not None or transport == "libzmq" else socket_address(endpoint)
     if address is None or not _PLAIN_SOCKETS:
         if transport == "zmtp":
@@ -70,6 +73,16 @@ def bind_rep(endpoint: str, transport: str = "auto", context: Optional[zmq.Conte
                           f"endpoints on POSIX systems only (--transport libzmq for others)")
         return LibzmqRep(endpoint, context)
     return SocketRep(endpoint, *address)
+
+
+def tcp_port_fault(endpoint: str) -> Optional[str]:
+    """Why the port of a tcp:// endpoint is no port, else None: getaddrinfo and libzmq quietly wrap
+    a number out of 0-65535 round (99999 -> 34463, -5 -> 65531), where Batsim would never look."""
+    scheme, _, rest = endpoint.partition("://")
+    port = rest.rpartition(":")[2]
+    if scheme == "tcp" and port.lstrip("-").isdigit() and not 0 <= int(port) <= 65535:
+        return f"port {port} is not in 0-65535"
+    return None
 
 
 def socket_address(endpoint: str) -> Optional[tuple[int, object]]:
@@ -85,8 +98,6 @@ def socket_address(endpoint: str) -> Optional[tuple[int, object]]:
     host, _, port = rest.rpartition(":")
     if not port.isdigit() or not host or ";" in host:   # "*"/"!" ports, "src;dst" pairs: libzmq's
         return None
-    if int(port) > 65535:       # (getaddrinfo would quietly wrap it round: 99999 -> 34463)
-        raise OSError(f"cannot bind {endpoint}: port {port} is not in 0-65535")
     if host == "*":
         return socket.AF_INET, ("0.0.0.0", int(port))
     # Like libzmq (ZMQ_IPV6 off), a name means its IPv4 address: "localhost" must not become ::1,

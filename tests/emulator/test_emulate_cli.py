@@ -125,7 +125,7 @@ def test_disable_machine_state_tracing_writes_no_machine_states(tmp_path):
     assert (tmp_path / "a_jobs.csv").read_text() == (tmp_path / "b_jobs.csv").read_text()
 
 
-@pytest.mark.parametrize("endpoint", ["bogus", "tcp://", "udp://127.0.0.1:5"])
+@pytest.mark.parametrize("endpoint", ["bogus", "tcp://", "udp://127.0.0.1:5", "tcp://127.0.0.1:99999"])
 def test_endpoint_libzmq_cannot_connect_to_is_named(tmp_path, capsys, endpoint):
     code = main(["-p", "x.xml", "-w", "w.json", "-e", str(tmp_path / "out"), "-s", endpoint])
     err = capsys.readouterr().err
