@@ -14,6 +14,7 @@ from typing import Any
 from procset import ProcSet
 
 from ..textfiles import not_utf8
+from ..workloads.document import NO_NAN, non_finite
 from .errors import EmulatorError
 from .json_numbers import rapidjson_double
 
@@ -57,6 +58,9 @@ def load_events(path: str | Path, *, nb_hosts: int) -> list[ExternalEvent]:
         # (json reads NaN and Infinity, which no event time can be)
         if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t < math.inf:
             raise EmulatorError(f"{where}: 'timestamp' must be a finite non-negative number, got {json.dumps(t)}")
+        bad = non_finite(obj)       # (a generic event goes to the scheduler as it is)
+        if bad is not None:
+            raise EmulatorError(f"{where}: {bad}: {NO_NAN}")
         if t < last:
             raise EmulatorError(f"{where}: timestamps must be in ascending order ({t} < {last})")
         last = t

@@ -7,10 +7,9 @@ sees them before Batsim rejects the file.
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
-from .document import WorkloadError, read_workload_file
+from .document import NO_NAN, WorkloadError, non_finite, read_workload_file
 
 PROFILE_TYPE_RENAMES = {
     "msg_par": "parallel",
@@ -36,8 +35,7 @@ def upgrade_workload(data: dict, source: str = "<workload>") -> tuple[dict, list
     try:
         out = json.loads(json.dumps(data, allow_nan=False))
     except ValueError:      # (json reads NaN and Infinity, which it would write back as such)
-        raise WorkloadError(f"{source}: {_non_finite(data)}: JSON has no NaN nor Infinity "
-                            "(Batsim refuses the file)") from None
+        raise WorkloadError(f"{source}: {non_finite(data)}: {NO_NAN}") from None
     changes: list[str] = []
     for name, profile in out.get("profiles", {}).items():
         if not isinstance(profile, dict) or "type" not in profile:
@@ -53,20 +51,6 @@ def upgrade_workload(data: dict, source: str = "<workload>") -> tuple[dict, list
         if not isinstance(job, dict) or not {"id", "subtime", "res", "profile"} <= job.keys():
             raise WorkloadError(f"{source}: jobs[{index}] lacks one of id, subtime, res, profile")
     return out, changes
-
-
-def _non_finite(value, where: str = "") -> str | None:
-    """Where the first NaN or infinity of a JSON value is, and what it is ("jobs[3].subtime is inf")."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return f"{where} is {value}"
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-    for key, item in items:
-        found = _non_finite(item, f"{where}[{key}]" if isinstance(key, int) else
-                            f"{where}.{key}" if where and key.isidentifier() else
-                            f"{where}[{key!r}]" if where else key)
-        if found:
-            return found
-    return None
 
 
 def upgrade_workload_file(src: str | Path, dst: str | Path) -> list[str]:

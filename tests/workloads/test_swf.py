@@ -131,7 +131,7 @@ def test_upgrade_workload():
     ({"profiles": {"p": {"cpu": 1}}}, "profiles['p'] has no 'type'"),
     ({"profiles": {"p": 3}}, "profiles['p'] has no 'type'"),
     ({"profiles": {"p": {"type": "delay", "delay": float("nan")}}},
-     "profiles.p.delay is nan: JSON has no NaN nor Infinity (Batsim refuses the file)"),
+     "profiles.p.delay is nan: JSON has no NaN nor Infinity (Batsim 4.2.1 aborts)"),
 ])
 def test_upgrade_refuses_what_is_not_a_workload(data, words):
     with pytest.raises(WorkloadError) as info:
