@@ -8,6 +8,7 @@ an explicit identity mapping (executor i on the i-th allocated host); option
 """
 from ..scheduler import register
 from .base import QueuePolicy
+from .options import flag_option
 
 
 @register("filler")
@@ -19,12 +20,16 @@ class Filler(QueuePolicy):
     def option_defaults(cls):
         return {**super().option_defaults(), "custom_mapping": True}
 
+    def __init__(self, options=None):
+        super().__init__(options)
+        self.custom_mapping = flag_option(self.options, "custom_mapping", True)
+
     def decide(self) -> None:
         for job in self.released:
             self.admit(job)
         self.sort_queue()
         select = self.selector()
-        mapping = self.options.get("custom_mapping", True)
+        mapping = self.custom_mapping
         plain = self.plain_present
         queue = self.queue
         i = 0

@@ -32,6 +32,14 @@ def choice_option(options: Mapping[str, Any], name: str, default: str, choices: 
     return value
 
 
+def flag_option(options: Mapping[str, Any], name: str, default: bool) -> bool:
+    """Option ``name``: true or false (a string such as "false" would be truthy), or ``default``."""
+    value = options.get(name, default)
+    if value.__class__ is not bool:
+        raise PolicyOptionError(f"option {name}: {value!r} is not true or false")
+    return value
+
+
 #: What each built-in option does, for ``list-schedulers`` (defaults: each policy's OPTION_DEFAULTS).
 OPTION_HELP = {
     "queue_order": "queue order: fcfs, lcfs, saf, laf, sjf, ljf, smallest, largest",

@@ -155,6 +155,9 @@ def test_power_over_any_base_finishes_every_job(policy, options):
     ("oracle", {"workload": "/no/such.json"}, "option workload: /no/such.json: cannot read it"),
     ("easy", {"queue_order": ["sjf"]}, r"option queue_order: unknown order \['sjf'\]"),
     ("easy", {"allocation": "random", "seed": [1]}, r"option seed: \[1\] is not an integer or a string"),
+    ("easy", {"contiguous": "false"}, "option contiguous: 'false' is not true or false"),   # (was truthy: on)
+    ("easy", {"cores_per_node": True}, "option cores_per_node: True is not a positive integer"),
+    ("filler", {"custom_mapping": "no"}, "option custom_mapping: 'no' is not true or false"),
 ])
 def test_bad_option_values_are_named(name, options, match):
     """Every built-in option is checked when the policy is created (these were tracebacks)."""
