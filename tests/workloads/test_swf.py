@@ -268,3 +268,13 @@ def test_workload_outputs_in_a_new_folder_are_written(tmp_path):
     assert json.loads((tmp_path / "new" / "w4.json").read_text())["profiles"]["p"]["type"] == "parallel_homogeneous"
     assert workload_main(["characterise", str(TINY), "-o", str(tmp_path / "new2" / "shares.csv")]) == 0
     assert (tmp_path / "new2" / "shares.csv").read_text().startswith("day,n_jobs,")
+
+
+@pytest.mark.parametrize("header", ["", "; UnixStartTime: 1000000000\n"])
+def test_split_of_a_submit_time_beyond_the_calendar_is_named(tmp_path, capsys, header):
+    swf = tmp_path / "far.swf"
+    swf.write_text(header + "1 0 0 10 2 -1 -1 2 100 -1 1 1 1 -1 -1 -1 -1 -1\n"
+                            "2 1e20 0 10 2 -1 -1 2 100 -1 1 1 1 -1 -1 -1 -1 -1\n")
+    assert main([str(swf), str(tmp_path / "ep"), "--split", "day", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"swf2json: error: {swf}: job 2: submit time 1e+20 s is beyond the calendar: --split cannot date it\n"
