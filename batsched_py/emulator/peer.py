@@ -19,12 +19,15 @@ from .errors import EmulatorError
 
 __all__ = ["ZmqPeer"]
 
+_FOREVER = 1e15     # seconds (30 million years): longer timeouts mean no limit
+
 
 class ZmqPeer:
     def __init__(self, endpoint: str = "tcp://localhost:28000", timeout: float = 60.0,
                  busy_wait: float = DEFAULT_BUSY_WAIT):
         self.endpoint = endpoint
-        self.timeout = timeout or math.inf      # (0: wait for ever, as serve does)
+        # 0 waits for ever, as serve does; so does a timeout beyond zmq_poll's milliseconds (a C long)
+        self.timeout = timeout if 0 < timeout < _FOREVER else math.inf
         self.busy_wait = min(busy_wait, self.timeout)
         self._ctx: zmq.Context = zmq.Context.instance()
         self._sock = self._ctx.socket(zmq.REQ)

@@ -133,17 +133,19 @@ def test_endpoint_libzmq_cannot_connect_to_is_named(tmp_path, capsys, endpoint):
     assert f"batsched-py emulate: error: cannot connect to the scheduler at {endpoint!r}: " in err
 
 
-def test_timeout_zero_waits_for_a_late_scheduler(tmp_path, capsys):
-    """--timeout 0 waits for ever, as serve's and run's do (it gave up at once)."""
+@pytest.mark.parametrize("timeout", ["0", "1e300"])
+def test_timeout_zero_or_huge_waits_for_a_late_scheduler(tmp_path, capsys, timeout):
+    """--timeout 0 waits for ever, as serve's and run's do (it gave up at once); so does a timeout
+    too long for zmq_poll's milliseconds (an OverflowError traceback)."""
     case = GOLDEN / "killer-e128-semantics"
     endpoint = f"tcp://127.0.0.1:{free_port()}"
     server = ReplayServer(transcript("killer-e128-semantics"), endpoint)
-    late = threading.Timer(0.5, server.start)
+    late = threading.Timer(2.5, server.start)     # (after the 2 s notice, whose wait is cut short)
     late.start()
     try:
         code = main(["-p", str(case / "inputs/energy_platform_homogeneous_no_net_128.xml"),
                      "-w", str(case / "inputs/semantics_8.json"), "-e", str(tmp_path / "out"),
-                     "-s", endpoint, "--timeout", "0"])
+                     "-s", endpoint, "--timeout", timeout])
     finally:
         late.join()
         server.join(5)
