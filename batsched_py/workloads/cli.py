@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
 
 from ..argtypes import count, non_negative, positive, positive_count
+from ..interrupts import exit_status, interruption, signals_interrupt
 from .characterise import DEFAULT_GAP, sequential_shares, write_shares_csv
 from .convert import PWA_CITATION, ConvertOptions, build_workload, describe, prepare
 from .episodes import split_episodes
@@ -84,20 +86,32 @@ def _options(args: argparse.Namespace) -> ConvertOptions:
 
 
 def _write(data: dict, path: Path, indent: int | None) -> None:
+    """Write ``path`` whole or not at all: an interrupted conversion leaves no truncated file."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=indent) + "\n")
+    part = path.with_name(path.name + ".part")
+    try:
+        part.write_text(json.dumps(data, indent=indent) + "\n")
+        os.replace(part, path)
+    finally:
+        part.unlink(missing_ok=True)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    written: list[Path] = []
     try:
-        return _convert(args, argv)
+        with signals_interrupt():
+            return _convert(args, argv, written)
+    except KeyboardInterrupt as exc:
+        print(f"swf2json: {interruption(exc)}: {len(written)} workload file{'s' * (len(written) != 1)} written, "
+              "whole; no other", file=sys.stderr)
+        return exit_status(exc)
     except (SwfError, ValueError, OSError) as exc:     # (OSError: unreadable input, unwritable output)
         print(f"swf2json: error: {os_error(exc) if isinstance(exc, OSError) else exc}", file=sys.stderr)
         return 2
 
 
-def _convert(args: argparse.Namespace, argv: list[str] | None) -> int:
+def _convert(args: argparse.Namespace, argv: list[str] | None, written: list[Path]) -> int:
     opts = _options(args)
     trace = read_swf(args.swf, skip_malformed=args.skip_malformed,
                      max_lines=args.max_lines, show_progress=not args.quiet)
@@ -115,6 +129,7 @@ def _convert(args: argparse.Namespace, argv: list[str] | None) -> int:
         workload["conversion"] = report.to_dict() | {"jobs": len(episode),
                                                      "profiles": len(workload["profiles"])}
         _write(workload, out, args.indent)
+        written.append(out)
     report.n_jobs, report.n_profiles = len(jobs), n_profiles
     if args.report:
         _write(report.to_dict() | {"episodes": len(episodes)}, Path(args.report), 1)
