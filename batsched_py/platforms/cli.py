@@ -7,7 +7,7 @@ import warnings
 from pathlib import Path
 
 from ..argtypes import non_negative, non_negative_list, positive, positive_count, positive_list
-from ..textfiles import os_error
+from ..textfiles import os_error, write_whole
 
 from .generate import energy_cluster, plain_cluster, platform_xml, taurus_cluster
 from .read import PlatformError
@@ -84,7 +84,6 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "cluster" and args.no_energy and _ignored_by_no_energy(args):
             raise ValueError(f"--no-energy: {', '.join(_ignored_by_no_energy(args))} would be ignored")
-        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         if args.command == "upgrade":
             for change in upgrade_platform_file(args.input, args.output):
                 print(change)
@@ -100,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
                                   _per_pstate(args.compute, n, "compute"), args.sleep,
                                   args.off_time, args.off_watts, args.on_time, args.on_watts,
                                   cores=args.cores)
-        Path(args.output).write_text(platform_xml(spec))
+        write_whole(Path(args.output), platform_xml(spec))
         check_like_batsim(args.output, energy=args.command == "taurus" or not args.no_energy)
     except (PlatformError, ValueError, OSError) as exc:
         print(f"platform: error: {os_error(exc) if isinstance(exc, OSError) else exc}", file=sys.stderr)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 import sys
 from pathlib import Path
@@ -18,7 +17,7 @@ from .characterise import DEFAULT_GAP, sequential_shares, write_shares_csv
 from .convert import PWA_CITATION, ConvertOptions, build_workload, describe, prepare
 from .episodes import split_episodes
 from .swf import SwfError, read_swf
-from ..textfiles import os_error
+from ..textfiles import os_error, write_whole
 from .upgrade import WorkloadError, upgrade_workload_file
 
 
@@ -86,14 +85,7 @@ def _options(args: argparse.Namespace) -> ConvertOptions:
 
 
 def _write(data: dict, path: Path, indent: int | None) -> None:
-    """Write ``path`` whole or not at all: an interrupted conversion leaves no truncated file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    part = path.with_name(path.name + ".part")
-    try:
-        part.write_text(json.dumps(data, indent=indent) + "\n")
-        os.replace(part, path)
-    finally:
-        part.unlink(missing_ok=True)
+    write_whole(path, json.dumps(data, indent=indent) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:

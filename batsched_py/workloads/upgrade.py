@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..textfiles import write_whole
 from .document import NO_NAN, WorkloadError, non_finite, read_workload_file
 
 PROFILE_TYPE_RENAMES = {
@@ -59,6 +60,5 @@ def upgrade_workload_file(src: str | Path, dst: str | Path) -> list[str]:
     except WorkloadError as exc:
         raise WorkloadError(f"{src}: {exc}") from None
     out, changes = upgrade_workload(data, str(src))
-    Path(dst).parent.mkdir(parents=True, exist_ok=True)
-    Path(dst).write_text(json.dumps(out, indent=1) + "\n")
+    write_whole(Path(dst), json.dumps(out, indent=1) + "\n")
     return changes

@@ -288,6 +288,7 @@ def test_split_of_a_submit_time_beyond_the_calendar_is_named(tmp_path, capsys, h
 HELD_SPLIT = """
 import os, sys, time
 from pathlib import Path
+import batsched_py.textfiles as textfiles
 import batsched_py.workloads.cli as cli
 renames = []
 def held(src, dst):
@@ -296,8 +297,8 @@ def held(src, dst):
         Path(sys.argv[1]).touch()
         time.sleep(60)
     real_replace(src, dst)
-real_replace = cli.os.replace
-cli.os.replace = held
+real_replace = textfiles.os.replace
+textfiles.os.replace = held
 sys.exit(cli.main([sys.argv[2], sys.argv[3], "--split", "day", "--renumber", "-q"]))
 """
 
