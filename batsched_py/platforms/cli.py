@@ -7,6 +7,7 @@ import warnings
 from pathlib import Path
 
 from ..argtypes import non_negative, non_negative_list, positive, positive_count, positive_list
+from ..interrupts import exit_status, interruption, signals_interrupt
 from ..textfiles import os_error, write_whole
 
 from .generate import energy_cluster, plain_cluster, platform_xml, taurus_cluster
@@ -81,6 +82,15 @@ def _ignored_by_no_energy(args: argparse.Namespace) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    try:
+        with signals_interrupt():
+            return _run(args)
+    except KeyboardInterrupt as exc:
+        print(f"platform: {interruption(exc)} (outputs are written whole or not at all)", file=sys.stderr)
+        return exit_status(exc)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         if args.command == "cluster" and args.no_energy and _ignored_by_no_energy(args):
             raise ValueError(f"--no-energy: {', '.join(_ignored_by_no_energy(args))} would be ignored")

@@ -152,11 +152,15 @@ def _workload_parser() -> argparse.ArgumentParser:
 def workload_main(argv: list[str] | None = None) -> int:
     args = _workload_parser().parse_args(argv)
     try:
-        if args.command == "upgrade":
-            for change in upgrade_workload_file(args.input, args.output):
-                print(change)
-        else:
-            _characterise(args)
+        with signals_interrupt():
+            if args.command == "upgrade":
+                for change in upgrade_workload_file(args.input, args.output):
+                    print(change)
+            else:
+                _characterise(args)
+    except KeyboardInterrupt as exc:
+        print(f"workload: {interruption(exc)} (outputs are written whole or not at all)", file=sys.stderr)
+        return exit_status(exc)
     except (SwfError, WorkloadError, ValueError, OSError) as exc:
         print(f"workload: error: {os_error(exc) if isinstance(exc, OSError) else exc}", file=sys.stderr)
         return 2

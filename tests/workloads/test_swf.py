@@ -1,10 +1,6 @@
 import gzip
 import json
-import os
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -282,42 +278,3 @@ def test_split_of_a_submit_time_beyond_the_calendar_is_named(tmp_path, capsys, h
     assert main([str(swf), str(tmp_path / "ep"), "--split", "day", "-q"]) == 2
     err = capsys.readouterr().err
     assert err == f"swf2json: error: {swf}: job 2: submit time 1e+20 s is beyond the calendar: --split cannot date it\n"
-
-
-# swf2json --split, its second file's rename held until a signal comes
-HELD_SPLIT = """
-import os, sys, time
-from pathlib import Path
-import batsched_py.textfiles as textfiles
-import batsched_py.workloads.cli as cli
-renames = []
-def held(src, dst):
-    renames.append(dst)
-    if len(renames) == 2:
-        Path(sys.argv[1]).touch()
-        time.sleep(60)
-    real_replace(src, dst)
-real_replace = textfiles.os.replace
-textfiles.os.replace = held
-sys.exit(cli.main([sys.argv[2], sys.argv[3], "--split", "day", "--renumber", "-q"]))
-"""
-
-
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=lambda s: s.name)
-def test_interrupted_conversion_leaves_whole_files_only(tmp_path, sig):
-    started, prefix = tmp_path / "started", tmp_path / "out" / "ep"
-    env = dict(os.environ, PYTHONPATH=f"{Path(__file__).parents[2]}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
-    proc = subprocess.Popen([sys.executable, "-c", HELD_SPLIT, str(started), str(TINY), str(prefix)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    deadline = time.monotonic() + 30
-    while not started.exists():
-        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-        time.sleep(0.05)
-    proc.send_signal(sig)
-    _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 128 + sig.value, err
-    assert err == f"swf2json: interrupted by {sig.name}: 1 workload file written, whole; no other\n"
-    files = sorted(p.name for p in prefix.parent.iterdir())
-    assert files == ["ep_1970-01-01.json"]       # the second, held before its rename, is not there
-    assert json.loads((prefix.parent / files[0]).read_text())["jobs"]
