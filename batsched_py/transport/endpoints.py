@@ -38,7 +38,7 @@ class PeerClosed(ConnectionError):
 class RepEndpoint:
     """What ``serve`` needs of a bound REP socket."""
 
-    endpoint: str
+    endpoint: str       # as bound: a port the system chose (0, or libzmq's '*') is the one it chose
 
     def poll(self, seconds: float) -> Optional[bytes]:
         """The next request if it arrives within ``seconds`` of polling (never sleeping), else None."""
@@ -130,6 +130,8 @@ class SocketRep(RepEndpoint):
             else:
                 self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             self._listener.bind(address)
+            if family != socket.AF_UNIX and address[1] == 0:    # the system chose the port: say which
+                self.endpoint = f"{endpoint.rpartition(':')[0]}:{self._listener.getsockname()[1]}"
             self._listener.listen(8)
             self._listener.setblocking(False)
         except OSError as exc:
@@ -310,6 +312,8 @@ class LibzmqRep(RepEndpoint):
         except zmq.ZMQError as exc:
             self._sock.close()
             raise OSError(f"cannot bind {endpoint}: {_bind_failure(endpoint, exc)}") from None
+        if endpoint.rpartition(":")[2] in ("0", "*"):       # the system chose the port: say which
+            self.endpoint = self._sock.getsockopt_string(zmq.LAST_ENDPOINT)
 
     def poll(self, seconds: float) -> Optional[bytes]:
         return recv_polling(self._sock, seconds)
