@@ -131,8 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="output directory, as compare's -o: DIR/out_jobs.csv, ... (the same as -e DIR/out)")
     rp.add_argument("--backend", choices=("emulator", "batsim", "docker"), default="emulator",
                     help="emulator (in-process, default), batsim (a local batsim binary) or docker (oarteam/batsim)")
-    rp.add_argument("--timeout", type=non_negative, default=600.0, help="real-Batsim backends: give up when Batsim is silent this many seconds (0: wait forever; "
-                         "default %(default)g)")
+    rp.add_argument("--timeout", type=non_negative, default=600.0,
+                    help="batsim and docker backends: give up when Batsim is silent this many seconds (0: wait "
+                         "forever; default %(default)g); the emulator does not wait, so it has none")
     rp.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     cp = sub.add_parser("compare", help="run several policies on the same inputs and compare them",
@@ -145,7 +146,8 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("-o", "--outdir", required=True, type=Path, help="directory for outputs, table and plots")
     cp.add_argument("--include-published", nargs="*", default=[], type=Path, metavar="DIR",
                     help="directories holding Batsim outputs of other schedulers (out_jobs.csv, ...)")
-    cp.add_argument("-j", "--jobs", type=count, default=0, help="parallel runs (default: number of cores)")
+    cp.add_argument("-j", "--jobs", type=count, default=0,
+                    help="parallel local processes (default: number of cores; with --address, Ray's CPUs decide)")
     cp.add_argument("--address", help="run on Ray instead of local processes: 'local' (a Ray instance started "
                                       "here), 'auto' (this machine's cluster) or 'ray://HOST:10001' (the input "
                                       "files travel with the runs)")

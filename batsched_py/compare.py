@@ -49,6 +49,8 @@ def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
     from .metrics import compare_table, format_table, write_csv
     from .preflight import check_before_running
     runs = parse_schedulers(args.schedulers)
+    published = _published_labels(args.include_published)
+    _check_folders([label for label, _, _ in runs] + list(published), args.outdir)
     plots = check_before_running(runs, args)      # a bad input fails here, before any run starts
     args.time_unit = time_unit(args)
     outdir: Path = args.outdir
@@ -56,9 +58,10 @@ def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
         outdir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise CliError(f"-o {outdir}: cannot create the output directory ({exc.strerror or exc})") from None
+    _forget_earlier_results(outdir, [label for label, _, _ in runs])
     results, failed = _run_all(args, runs, outdir)
-    for directory in args.include_published:
-        results[f"published:{directory.name}"] = directory / "out"
+    for label, directory in published.items():
+        results[label] = directory / "out"
     platform = args.platform if args.energy else None
     rows = compare_table(results, platform)
     write_csv(rows, outdir / "comparison.csv")
@@ -80,6 +83,43 @@ def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
     if failed:
         raise _failures(failed)
     return rows
+
+
+def _forget_earlier_results(outdir: Path, labels: list[str]) -> None:
+    """An earlier compare's table and these runs' files: left there, a run that does not finish
+    now (interrupted, failed) would look finished."""
+    from .emulator.outputs import remove_previous_outputs
+    (outdir / "comparison.csv").unlink(missing_ok=True)
+    for label in labels:
+        remove_previous_outputs(str(outdir / _safe(label) / "out"))
+
+
+def _published_labels(directories: list[Path]) -> dict[str, Path]:
+    """``published:NAME`` per --include-published folder; repeats get ``#2``, as in --schedulers."""
+    labels: dict[str, Path] = {}
+    for directory in directories:
+        base = label = f"published:{directory.name}"
+        n = 1
+        while label in labels:
+            n += 1
+            label = f"{base}#{n}"
+        labels[label] = directory
+    return labels
+
+
+def _check_folders(labels: list[str], outdir: Path) -> None:
+    """Each run's files and plots go into ``DIR/LABEL``: two labels must not share one."""
+    seen: dict[str, str] = {}
+    for label in labels:
+        folder = _safe(label)
+        if folder in (".", ".."):
+            raise CliError(f"--schedulers: label {label!r} cannot name a folder in {outdir}")
+        if seen.get(folder) == label:     # ('easy#2:fcfs,easy,easy': the repeat is numbered easy#2 too)
+            raise CliError(f"--schedulers: label {label!r} names two runs; give them distinct labels")
+        if folder in seen:
+            raise CliError(f"--schedulers: labels {seen[folder]!r} and {label!r} would share the folder "
+                           f"{outdir / folder}; give them distinct labels")
+        seen[folder] = label
 
 
 def _count(n: int, noun: str) -> str:

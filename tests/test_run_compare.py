@@ -162,3 +162,50 @@ def test_compare_refuses_a_workload_no_run_could_take_in_one_line_before_running
     assert err[-1].startswith("batsched-py compare: error: --schedulers easy on ") and "too_wide.json" in err[-1]
     assert "requests 500 hosts but the platform has 128 compute hosts" in err[-1]
     assert not (tmp_path / "c" / "easy").exists()       # refused before any run
+
+
+def test_compare_refuses_labels_sharing_a_folder_and_numbers_published_runs_of_one_name(tmp_path, capsys):
+    """'x y' and 'x_y' both wrote into DIR/x_y, so the table showed the second run's figures for
+    both; two published folders of one name kept only the second."""
+    inputs = ["-p", str(CASE / "inputs/energy_platform_homogeneous_no_net_128.xml"),
+              "-w", str(CASE / "inputs/semantics_8.json"), "-E", "--no-plots", "-j", "1"]
+    assert main(["compare", *inputs, "--schedulers", "x y:fcfs,x_y:easy", "-o", str(tmp_path / "c")]) == 2
+    assert ("compare: error: --schedulers: labels 'x y' and 'x_y' would share the folder "
+            f"{tmp_path / 'c' / 'x_y'}; give them distinct labels") in capsys.readouterr().err
+    assert not (tmp_path / "c").exists()
+    assert main(["compare", *inputs, "--schedulers", "easy#2:fcfs,easy,easy", "-o", str(tmp_path / "c")]) == 2
+    assert "compare: error: --schedulers: label 'easy#2' names two runs" in capsys.readouterr().err
+    # '..' wrote its run into DIR's parent
+    assert main(["compare", *inputs, "--schedulers", "..:fcfs", "-o", str(tmp_path / "c")]) == 2
+    assert "compare: error: --schedulers: label '..' cannot name a folder" in capsys.readouterr().err
+    assert not (tmp_path / "c").exists() and not (tmp_path / "out_jobs.csv").exists()
+    published = []
+    for case in ("fcfs_fast-e128-semantics-E", "easy_bf-e128-hpc250"):
+        published.append(tmp_path / case / "run")
+        published[-1].mkdir(parents=True)
+        (published[-1] / "out_jobs.csv").write_bytes((GOLDEN / case / "out_jobs.csv").read_bytes())
+    assert main(["compare", *inputs, "--schedulers", "fcfs", "-o", str(tmp_path / "d"),
+                 "--include-published", *map(str, published)]) == 0
+    rows = {r["run"]: r for r in _rows(tmp_path / "d" / "comparison.csv")}
+    assert list(rows) == ["fcfs", "published:run", "published:run#2"]
+    assert rows["published:run"]["nb_jobs"] == rows["fcfs"]["nb_jobs"] != rows["published:run#2"]["nb_jobs"]
+
+
+def test_run_help_gives_the_timeout_unit_default_and_backends(capsys):
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "silent this many seconds (0: wait forever; default 600)" in text and "the emulator does not wait" in text
+
+
+def test_compare_into_a_used_directory_keeps_no_file_of_the_earlier_run(tmp_path, capsys):
+    """An -E compare then one without -E into the same -o: the earlier run's consumed_energy.csv
+    stayed beside the new files and the table showed its energy for a run without energy."""
+    inputs = ["-p", str(CASE / "inputs/energy_platform_homogeneous_no_net_128.xml"),
+              "-w", str(CASE / "inputs/semantics_8.json"), "--schedulers", "fcfs", "--no-plots", "-j", "1",
+              "-o", str(tmp_path / "c")]
+    assert main(["compare", *inputs, "-E"]) == 0
+    assert (tmp_path / "c" / "fcfs" / "out_consumed_energy.csv").is_file()
+    assert main(["compare", *inputs]) == 0
+    assert not (tmp_path / "c" / "fcfs" / "out_consumed_energy.csv").exists()
+    assert _rows(tmp_path / "c" / "comparison.csv")[0]["energy_total"] == ""

@@ -31,7 +31,7 @@ def campaign_status(campaign: Campaign) -> dict[str, list[str]]:
         return {"done": [], "failed": [], "interrupted": [], "missing": [r.key for r in campaign.runs]}
     store = ResultStore(campaign.database)
     try:
-        return progress_counts(campaign.runs, store.rows(), digests(campaign))
+        return progress_counts(campaign, store.rows(), digests(campaign))
     finally:
         store.close()
 
@@ -50,7 +50,7 @@ def run_campaign(campaign: Campaign, executor: Executor, show_progress: bool = T
     store = ResultStore(campaign.database)
     report = CampaignReport()
     try:
-        states = progress_counts(campaign.runs, store.rows(), sums)
+        states = progress_counts(campaign, store.rows(), sums)
         done_before = set(states["done"])
         todo = [r for r in campaign.runs if r.key not in done_before]
         report.skipped = len(campaign.runs) - len(todo)
@@ -76,6 +76,9 @@ def run_campaign(campaign: Campaign, executor: Executor, show_progress: bool = T
                         report.failed[run.key] = outcome.error or ""
                     if bar is not None:
                         bar.update()
+                    elif show_progress:     # off a terminal (a batch job's log): a line per run
+                        print(f"  {'done' if outcome.ok else 'failed'} ({len(report.done) + len(report.failed)}/"
+                              f"{len(todo)}): {run.key}", file=log)
         except KeyboardInterrupt as exc:
             for key, run in by_key.items():
                 store.record(run, "interrupted", sums[key], error="interrupted before it finished")

@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ..argtypes import count
+from ..interrupts import exit_status, interruption
+from ..textfiles import os_error
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -22,7 +24,8 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--address", help="run on Ray: 'local' (a Ray instance started here), 'auto' (the cluster "
                                       "this machine belongs to) or 'ray://HOST:10001' (Ray Client)")
     rp.add_argument("--retries", type=count, default=2, help="retries of a run whose worker died (default 2)")
-    rp.add_argument("--no-progress", action="store_true", help="no progress bar")
+    rp.add_argument("--no-progress", action="store_true",
+                    help="no progress bar on a terminal, no line per finished run elsewhere")
     sp = sub.add_parser("status", help="count the runs done, failed, interrupted and missing")
     sp.add_argument("file", type=Path)
     sp.add_argument("-v", "--verbose", action="store_true", help="list every run not done")
@@ -34,8 +37,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return _run(args) if args.action == "run" else _status(args)
+    except KeyboardInterrupt as exc:     # before any run started (reading the file, starting Ray)
+        print(f"batsched-py campaign {args.action}: {interruption(exc)}", file=sys.stderr)
+        return exit_status(exc)
     except _known_errors() as exc:
-        print(f"batsched-py campaign {args.action}: error: {exc}", file=sys.stderr)
+        print(f"batsched-py campaign {args.action}: error: {os_error(exc) if isinstance(exc, OSError) else exc}",
+              file=sys.stderr)
         return 2
 
 
@@ -51,9 +58,9 @@ def _run(args: argparse.Namespace) -> int:
         partial = getattr(exc, "report", None)
         done = len(partial.done) if partial else 0
         left = len(partial.interrupted) if partial else 0
-        print(f"batsched-py campaign run: interrupted: {_runs(done)} finished and kept, {left} marked interrupted; "
-              f"run it again to resume", file=sys.stderr)
-        return 130
+        print(f"batsched-py campaign run: {interruption(exc)}: {_runs(done)} finished and kept, {left} marked "
+              f"interrupted; run it again to resume", file=sys.stderr)
+        return exit_status(exc)
     finally:
         executor.close()
     print(f"campaign {campaign.path.name}: {_runs(len(report.done))} done now, {report.skipped} before, "

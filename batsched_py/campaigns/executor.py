@@ -23,6 +23,8 @@ from multiprocessing import connection
 from pathlib import Path
 from typing import Any, Callable, Generator, Optional, Sequence
 
+from ..interrupts import Interrupted
+
 __all__ = ["Task", "Outcome", "Executor", "ExecutorError", "LocalExecutor", "RayExecutor", "make_executor",
            "interrupt_on_sigterm", "describe_error"]
 
@@ -65,12 +67,19 @@ def interrupt_on_sigterm():
         yield
         return
 
+    received = []
+
     def _raise(signum, frame):
-        raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+        received.append(signal.Signals(signum).name)
+        raise Interrupted(received[-1])    # (its name, for the message and the exit status)
 
     previous = signal.signal(signal.SIGTERM, _raise)
     try:
         yield
+    except KeyboardInterrupt as exc:
+        if received and not isinstance(exc, Interrupted):   # ray.wait re-raises it as a bare KeyboardInterrupt
+            raise Interrupted(received[-1]) from exc
+        raise
     finally:
         signal.signal(signal.SIGTERM, previous)
 

@@ -108,19 +108,24 @@ class RayVecEnv(VecEnv):
 
     def step_wait(self):
         assert self._pending is not None, "step_wait() without step_async()"
-        results, self._pending = ray.get(self._pending), None
+        pending, self._pending = self._pending, None     # answered, even by an error: nothing left to wait for
+        results = ray.get(pending)
         observations, rewards, dones, infos, self.reset_infos = zip(*results)
         return _stack_obs(list(observations), self.observation_space), np.stack(rewards), np.stack(dones), infos
 
     def close(self) -> None:
         if self.closed:
             return
-        if self._pending is not None:
-            ray.get(self._pending)
-        ray.get([a.close.remote() for a in self.actors])
-        for a in self.actors:
-            ray.kill(a)
-        self.closed = True
+        try:
+            if self._pending is not None:
+                ray.get(self._pending)
+            ray.get([a.close.remote() for a in self.actors])
+        except ray.exceptions.RayError:   # a step that failed, an actor that died: the actors go all the same
+            pass
+        finally:
+            for a in self.actors:
+                ray.kill(a)
+            self.closed = True
 
     def get_images(self) -> Sequence[Optional[np.ndarray]]:
         return self._each("render")

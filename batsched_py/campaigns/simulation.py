@@ -41,10 +41,16 @@ class SimulationFiles:
     simulation_s: float              # wall time of the simulation itself
 
 
+def input_files(spec: SimulationSpec) -> list[str]:
+    """Every file the run reads: platform, workloads, events, and the files options name (an agent's model)."""
+    inputs = (spec.platform, *spec.workloads, *spec.events)
+    named = [v for v in spec.options.values() if isinstance(v, str) and v not in inputs and v and Path(v).is_file()]
+    return list(dict.fromkeys((*inputs, *named)))
+
+
 def with_inputs(spec: SimulationSpec) -> SimulationSpec:
-    """``spec`` carrying the bytes of its platform, workloads and events files, for workers that
-    cannot read the caller's paths."""
-    paths = dict.fromkeys((spec.platform, *spec.workloads, *spec.events))
+    """``spec`` carrying the bytes of the files it reads, for workers that cannot read the caller's paths."""
+    paths = input_files(spec)
     return replace(spec, shipped=tuple((p, Path(p).read_bytes()) for p in paths))
 
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..cli import CliError, json_object
-from .simulation import SimulationSpec
+from .simulation import SimulationSpec, input_files
 
 TOP_KEYS = {"output", "energy", "seeds", "repetitions", "mmax", "platforms", "workloads", "policies"}
 POLICY_KEYS = {"scheduler", "options"}
@@ -59,7 +59,7 @@ class CampaignRun:
         ``file_hashes`` caches each input file's hash across the runs that share it."""
         cache = {} if file_hashes is None else file_hashes
         h = hashlib.sha256()
-        for path in (self.spec.platform, *self.spec.workloads, *self.spec.events):
+        for path in input_files(self.spec):
             if path not in cache:
                 cache[path] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
             h.update(cache[path].encode())
@@ -119,13 +119,16 @@ def load_campaign(path: Path, check_policies: bool = True) -> Campaign:
     output = _resolve(base, _typed(data, "output", str, where, None))
     energy = _typed(data, "energy", bool, where, False)
     mmax = _typed(data, "mmax", int, where, 0)
+    if mmax < 0:
+        raise CampaignError(f"{where}: mmax must be at least 0 (0: every host), not {mmax}")
     repetitions = _typed(data, "repetitions", int, where, 1)
     if repetitions < 1:
         raise CampaignError(f"{where}: repetitions must be at least 1, not {repetitions}")
     seeds = data.get("seeds")
     if seeds is not None and (not isinstance(seeds, list) or not seeds
-                              or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds)):
-        raise CampaignError(f"{where}: seeds must be a non-empty list of integers")
+                              or not all(isinstance(s, int) and not isinstance(s, bool) and -2**63 <= s < 2**63
+                                         for s in seeds)):   # (what TOML and the results table hold)
+        raise CampaignError(f"{where}: seeds must be a non-empty list of 64-bit integers")
     platforms = {name: _resolve(base, value) for name, value in _names(data, "platforms", where, str).items()}
     for name, platform in platforms.items():
         if not platform.is_file():
@@ -134,6 +137,10 @@ def load_campaign(path: Path, check_policies: bool = True) -> Campaign:
                      for name, value in _names(data, "workloads", where, (str, list)).items()}
     policies = {name: _policy(value, f"{where}: policies.{name}")
                 for name, value in _names(data, "policies", where, dict).items()}
+    for name, (_, options) in policies.items():
+        if seeds is not None and "seed" in options:
+            raise CampaignError(f"{where}: policies.{name}: options.seed and seeds both set the policy's seed; "
+                                "keep one")
     runs = []
     for (pname, platform), (wset, workloads), (policy, (scheduler, options)), seed, rep in product(
             platforms.items(), workload_sets.items(), policies.items(), seeds or [None], range(repetitions)):
@@ -145,6 +152,10 @@ def load_campaign(path: Path, check_policies: bool = True) -> Campaign:
                            + ([f"seed{seed}"] if seed is not None else []) + ([f"rep{rep}"] if repetitions > 1 else []))
             spec = SimulationSpec(str(platform), (str(workload),), scheduler, opts, energy, (), mmax)
             runs.append(CampaignRun(key, pname, wset, str(workload), policy, seed, rep, spec))
+    keys = [run.key for run in runs]
+    if len(set(keys)) != len(keys):
+        key = next(k for k in keys if keys.count(k) > 1)
+        raise CampaignError(f"{where}: run {key} appears twice (a repeated seed, or two workloads named alike)")
     if check_policies:
         _check_policies(runs, where)
     return Campaign(path, output, runs)
@@ -166,7 +177,9 @@ def _names(data: dict, key: str, where: str, kinds) -> dict[str, Any]:
     if not isinstance(table, dict) or not table:
         raise CampaignError(f"{where}: [{key}] must be a table naming at least one entry")
     for name, value in table.items():
-        if not isinstance(value, kinds) or "/" in name:
+        if name in ("", ".", "..") or "/" in name:   # it names a folder of each run's path
+            raise CampaignError(f"{where}: {key}: {name!r} cannot name a run's folder (empty, '.', '..' or with '/')")
+        if not isinstance(value, kinds):
             raise CampaignError(f"{where}: {key}.{name}: bad entry {value!r}")
     return table
 
@@ -212,6 +225,10 @@ def _policy(value: dict, where: str) -> tuple[str, dict[str, Any]]:
         options = json_object(options, f"{where}: options")
     if not isinstance(options, dict):
         raise CampaignError(f"{where}: options must be a table or a JSON object")
+
+    def refuse(value):
+        raise CampaignError(f"{where}: options: {value} is not a JSON value")
+    json.dumps(options, default=refuse)   # as `run --config` takes them, and as the results table stores them
     return scheduler, options
 
 

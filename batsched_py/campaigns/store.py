@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
-from .spec import CampaignRun
+from .spec import Campaign, CampaignError, CampaignRun
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -28,15 +28,23 @@ STATUSES = ("done", "failed", "interrupted")
 
 class ResultStore:
     def __init__(self, path: Path):
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CampaignError(f"output {path.parent}: cannot create the folder ({exc.strerror or exc})") from None
         self.path = path
         self._db = sqlite3.connect(path)
-        # Each run is committed alone; WAL without a sync per commit keeps that cheap, and a
-        # commit still survives the campaign's process dying (only a power cut can lose it).
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(SCHEMA)
-        self._db.commit()
+        try:
+            # Each run is committed alone; WAL without a sync per commit keeps that cheap, and a
+            # commit still survives the campaign's process dying (only a power cut can lose it).
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute(SCHEMA)
+            self._db.commit()
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise CampaignError(f"{path}: not a campaign results database ({exc}); "
+                                "move it away to start afresh") from None
 
     def close(self) -> None:
         self._db.close()
@@ -59,12 +67,14 @@ class ResultStore:
         self._db.commit()   # at once: a run is kept even if the campaign dies right after
 
 
-def progress_counts(runs: list[CampaignRun], rows: dict[str, dict], digests: dict[str, str]) -> dict[str, list[str]]:
-    """Run keys by state: done, failed, interrupted, missing (never run, or inputs changed since)."""
+def progress_counts(campaign: Campaign, rows: dict[str, dict], digests: dict[str, str]) -> dict[str, list[str]]:
+    """Run keys by state: done, failed, interrupted, missing (never run, inputs changed since, or
+    its files removed)."""
     out: dict[str, list[str]] = {"done": [], "failed": [], "interrupted": [], "missing": []}
-    for run in runs:
+    for run in campaign.runs:
         row = rows.get(run.key)
-        if row is None or (row["status"] == "done" and row["digest"] != digests[run.key]):
+        if row is None or (row["status"] == "done" and (row["digest"] != digests[run.key] or not
+                                                         (campaign.run_dir(run) / "out_jobs.csv").is_file())):
             out["missing"].append(run.key)
         else:
             out[row["status"]].append(run.key)

@@ -22,7 +22,8 @@ def run_sweep(train: Callable[[dict[str, Any]], Mapping[str, Any]], settings: Ma
               executor: Optional[Executor] = None, address: Optional[str] = None) -> list[dict[str, Any]]:
     """One row per combination, in the grid's order: its settings, what ``train`` returned, plus
     ``status`` (done or failed), ``error`` and ``wall_s``.  Runs on ``executor``, else on Ray at
-    ``address`` (None: a local Ray instance, or the one already started)."""
+    ``address`` (None: a local Ray instance, or the one already started).  On Ctrl-C or SIGTERM the
+    ``KeyboardInterrupt`` carries the rows finished so far as ``exc.rows``."""
     combos = grid(settings)
     own = executor is None
     executor = executor or RayExecutor(address)
@@ -35,8 +36,15 @@ def run_sweep(train: Callable[[dict[str, Any]], Mapping[str, Any]], settings: Ma
                 result = dict(outcome.value) if outcome.ok else {}
                 rows[outcome.name] = {**combo, **result, "status": "done" if outcome.ok else "failed",
                                       "error": outcome.error or "", "wall_s": round(outcome.wall_s, 3)}
+    except KeyboardInterrupt as exc:
+        exc.rows = _in_grid_order(rows, combos)  # type: ignore[attr-defined]
+        raise
     finally:
         if own:
             executor.close()
+    return _in_grid_order(rows, combos)
+
+
+def _in_grid_order(rows: dict[str, dict[str, Any]], combos: list) -> list[dict[str, Any]]:
     return [rows[str(i)] for i in range(len(combos)) if str(i) in rows]
 

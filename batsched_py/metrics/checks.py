@@ -3,7 +3,9 @@ by an earlier run at the same prefix (an energy file from an earlier ``-E`` run 
 be reported as this run's energy)."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+from typing import Iterable
 
 from .energy import energy_at
 from .io import MetricsInputError, floats, output_path, read_columns
@@ -45,3 +47,13 @@ def run_problems(source: str | Path) -> list[str]:
         problems.append(f"{energy}: {energy_at(energy):g} consumed, but {schedule} says 0 J (a run without "
                         "energy): left by an earlier run")
     return list(dict.fromkeys(problems))
+
+
+def refuse_untrusted(sources: Iterable[str | Path], force: bool, tool: str) -> None:
+    """A MetricsInputError for the first problem of :func:`run_problems`; with ``force``, each
+    problem as a warning on stderr instead."""
+    for source in sources:
+        for problem in run_problems(source):
+            if not force:
+                raise MetricsInputError(f"{problem} (--force to report on it anyway)")
+            print(f"{tool}: warning: {problem}", file=sys.stderr)

@@ -6,9 +6,10 @@ import sys
 from pathlib import Path
 
 from ..platforms.time_unit import resolve_time_unit
-from .checks import run_problems
+from ..textfiles import os_error
+from .checks import refuse_untrusted
 from .compare import compare_table, format_table, write_csv
-from .io import MetricsInputError, require_path
+from .io import MetricsInputError, output_path, require_path
 from .jobs import read_jobs
 from .summary import write_job_table
 
@@ -34,23 +35,26 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def parse_sources(items: list[str]) -> dict[str, Path]:
-    """``NAME=SOURCE`` or ``SOURCE`` (named after its last path component)."""
-    out = {}
+    """``NAME=SOURCE`` or ``SOURCE`` (named after its last path component); two sources of one
+    name are refused, as one would hide the other."""
+    out: dict[str, Path] = {}
     for item in items:
-        name, _, source = item.rpartition("=")
-        out[name or Path(source).name] = Path(source)
+        name, sep, source = item.partition("=")
+        if not sep or output_path(item, "jobs") is not None:   # a path may hold '=' (lr=0.1/out)
+            name, source = "", item
+        name = name or Path(source).name
+        if name in out:
+            raise MetricsInputError(f"{out[name]} and {source} are both named {name!r}: "
+                                    f"name them NAME={out[name]} OTHER={source}")
+        out[name] = Path(source)
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    results = parse_sources(args.sources)
     try:
-        for source in results.values():
-            for problem in run_problems(source):
-                if not args.force:
-                    raise MetricsInputError(f"{problem} (--force to report on it anyway)")
-                print(f"metrics: warning: {problem}", file=sys.stderr)
+        results = parse_sources(args.sources)
+        refuse_untrusted(results.values(), args.force, "metrics")
         rows = compare_table(results, args.platform)
         if args.jobs_csv:
             Path(args.jobs_csv).mkdir(parents=True, exist_ok=True)
@@ -60,10 +64,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.output:
             write_csv(rows, args.output)
     except (MetricsInputError, ValueError, OSError) as exc:
-        print(f"metrics: error: {exc}", file=sys.stderr)
+        print(f"metrics: error: {os_error(exc) if isinstance(exc, OSError) else exc}", file=sys.stderr)
         return 2
     columns = list(rows[0]) if args.all_columns and rows else None
-    unit, note = resolve_time_unit(args.time_unit, args.platform) if args.platform else (args.time_unit or "s", None)
+    unit, note = resolve_time_unit(args.time_unit, args.platform)
     if note:
         print(f"metrics: {note}", file=sys.stderr)
     print(format_table(rows, columns, unit))

@@ -20,9 +20,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from procset import ProcSet
 
-from .io import floats, output_path, read_columns
+from .io import floats, host_set, output_path, read_columns
 
 def energy_unit(time_unit: str) -> str:
     """Unit of the energies Batsim writes when the platform counts time in ``time_unit``:
@@ -68,7 +67,7 @@ def onoff_cycles(path: str | Path, nb_nodes: int | None = None) -> np.ndarray:
     """Per node, how many times it started switching off."""
     cols = read_columns(path, ["time", "machine_id", "new_pstate"])
     pstates = floats(cols, "new_pstate", path)
-    sets = [ProcSet.from_str(text) for text in cols["machine_id"]]
+    sets = [host_set(text, path, i, "machine_id") for i, text in enumerate(cols["machine_id"])]
     size = max([nb_nodes or 0] + [s.max + 1 for s in sets if s])
     cycles = np.zeros(size, dtype=int)
     for procs, pstate in zip(sets, pstates):

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
+from procset import ProcSet
 
 from ..textfiles import GZIP_FAULTS, damaged_gzip, not_utf8
 
@@ -91,3 +92,11 @@ def floats(columns: dict[str, list[str]], name: str, path: str | Path) -> np.nda
         except ValueError:
             raise MetricsInputError(f"{path}:{i + 2}: column {name}: not a number: {value!r}") from None
     return out
+
+
+def host_set(value: str, path: str | Path, index: int, name: str) -> ProcSet:
+    """The host set in row ``index`` of column ``name`` (``0-3 7``; empty: no host)."""
+    try:
+        return ProcSet.from_str(value) if value else ProcSet()
+    except ValueError:
+        raise MetricsInputError(f"{path}:{index + 2}: column {name}: not a host set: {value!r}") from None

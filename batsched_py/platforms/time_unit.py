@@ -32,12 +32,13 @@ def detect_time_unit(platform: str | Path) -> Optional[tuple[str, str]]:
     return None
 
 
-def resolve_time_unit(given: Optional[str], platform: str | Path) -> tuple[str, Optional[str]]:
+def resolve_time_unit(given: Optional[str], platform: Optional[str | Path]) -> tuple[str, Optional[str]]:
     """The time unit to label with: ``given`` (--time-unit) when set, else the platform's
-    detected one, else seconds; and a note to print when it was detected as other than s."""
+    detected one (if a platform is given), else seconds; and a note to print when it was detected
+    as other than s."""
     if given:
         return given, None
-    detected = detect_time_unit(platform)
+    detected = detect_time_unit(platform) if platform else None
     if detected is None or detected[0] == "s":
         return "s", None
     unit, why = detected

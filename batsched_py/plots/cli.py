@@ -4,8 +4,11 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..metrics.checks import refuse_untrusted
 from ..metrics.cli import parse_sources
 from ..metrics.io import MetricsInputError
+from ..platforms.time_unit import resolve_time_unit
+from ..textfiles import os_error
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -24,17 +27,25 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("sources", nargs="+", metavar="[NAME=]SOURCE")
     c.add_argument("-o", "--outdir", required=True, help="directory for the figures")
     c.add_argument("-p", "--platform", help="platform XML (for wasted energy)")
-    for q in (g, e, c):
+    for q in (g, e):
         q.add_argument("--time-unit", default="s",
                        help="the platform's time unit, for labels (default: s; energies are then W x unit)")
+    c.add_argument("--time-unit", help="the platform's time unit, for labels (default: detected from -p's "
+                                       "switching times, else s; energies are then W x unit)")
     for q in (g, e):
         q.add_argument("--title", help="figure title (default: names the source)")
+    for q in (g, e, c):
+        q.add_argument("--force", action="store_true",
+                       help="draw runs marked incomplete (SOURCE_INCOMPLETE) or holding files left by an earlier "
+                            "run, with a warning, instead of refusing them")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        sources = parse_sources(args.sources) if args.command == "compare" else {args.source: args.source}
+        refuse_untrusted(sources.values(), args.force, "plot")
         if args.command == "gantt":
             from .gantt import plot_gantt
             paths = plot_gantt(args.source, args.output, title=args.title, time_unit=args.time_unit)
@@ -43,9 +54,12 @@ def main(argv: list[str] | None = None) -> int:
             paths = plot_power_states(args.source, args.output, time_unit=args.time_unit, title=args.title)
         else:
             from .compare import comparison_plots
-            paths = comparison_plots(parse_sources(args.sources), args.outdir, args.platform, args.time_unit)
+            unit, note = resolve_time_unit(args.time_unit, args.platform)
+            if note:
+                print(f"plot: {note}", file=sys.stderr)
+            paths = comparison_plots(sources, args.outdir, args.platform, unit)
     except (ImportError, MetricsInputError, ValueError, OSError) as exc:
-        print(f"plot: error: {exc}", file=sys.stderr)
+        print(f"plot: error: {os_error(exc) if isinstance(exc, OSError) else exc}", file=sys.stderr)
         return 2
     for path in paths:
         print(f"wrote {path}")

@@ -4,9 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from procset import ProcSet
 
-from ..metrics.io import require_path
+from ..metrics.io import host_set, require_path
 from ..metrics.jobs import read_jobs
 from ._mpl import pyplot, save
 from .units import time_scale
@@ -25,7 +24,7 @@ def plot_gantt(source: str | Path, out: str | Path, title: str | None = None,
     factor, unit = time_scale(float(np.nanmax(table.finish[finished])) if finished.size else 0.0, time_unit)
     max_host = 0
     for i in finished:
-        procs = ProcSet.from_str(table.allocated[i]) if table.allocated[i] else ProcSet()
+        procs = host_set(table.allocated[i], table.path, int(i), "allocated_resources")
         failed = table.success[i] != 1
         for low, high in procs.intervals():
             ax.broken_barh([(table.start[i] * factor, table.run[i] * factor)], (low, high - low + 1),

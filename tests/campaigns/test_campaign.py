@@ -81,6 +81,21 @@ def test_a_failing_run_is_stored_as_failed_and_the_others_are_kept(tmp_path, cap
     ('energy = true\n', "missing setting 'output'"),
     ('output = "o"\n[platforms]\nt = "nowhere.xml"\n', "platforms.t: "),
     ('output = "o"\nrepetitions = 0\n', "repetitions must be at least 1"),
+    ('output = "o"\nmmax = -2\n', "mmax must be at least 0"),
+    # such a name made a run's folder its workload's (or its parent's), removed when the run was stored
+    *((f'output = "o"\n[platforms]\nt = "{PLATFORM}"\n[workloads]\nw = "{SMALL_WORKLOADS[0]}"\n'
+       f'[policies."{name}"]\nscheduler = "easy"\n', f"policies: {name!r} cannot name a run's folder")
+      for name in (".", "..", "")),
+    # a TOML date was a TypeError traceback from json
+    (f'output = "o"\n[platforms]\nt = "{PLATFORM}"\n[workloads]\nw = "{SMALL_WORKLOADS[0]}"\n'
+     '[policies.e]\nscheduler = "easy"\noptions = {seed = 1979-05-27}\n',
+     "policies.e: options: 1979-05-27 is not a JSON value"),
+    # a repeated seed was a ValueError traceback from the executor
+    (f'output = "o"\nseeds = [1, 1]\n[platforms]\nt = "{PLATFORM}"\n[workloads]\nw = "{SMALL_WORKLOADS[0]}"\n'
+     '[policies.e]\nscheduler = "easy"\n', "run t/w/taurus_2016-03-27/e/seed1 appears twice"),
+    # the campaign's seed silently replaced the policy's own
+    (f'output = "o"\nseeds = [1, 2]\n[platforms]\nt = "{PLATFORM}"\n[workloads]\nw = "{SMALL_WORKLOADS[0]}"\n'
+     '[policies.e]\nscheduler = "easy"\noptions = {seed = 7}\n', "policies.e: options.seed and seeds both"),
 ])
 def test_bad_campaign_files_end_in_one_line_naming_file_and_entry(tmp_path, capsys, text, message):
     path = tmp_path / "c.toml"
@@ -117,7 +132,8 @@ def test_yaml_campaign_files_read_as_toml_ones(tmp_path):
     assert runs[1].spec.options == {"allocation": "random", "seed": 2}
 
 
-def test_sigint_stops_a_campaign_promptly_and_a_second_run_does_only_the_missing_runs(tmp_path):
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_stops_a_campaign_promptly_and_a_second_run_does_only_the_missing_runs(tmp_path, signum):
     workloads = [slow_workload(tmp_path / f"slow{i}.json", 3000) for i in range(2)]
     path = write_campaign(tmp_path, workloads=workloads, energy=False,
                           policies='[policies.easy]\nscheduler = "easy"\n[policies.fcfs]\nscheduler = "fcfs"\n')
@@ -130,14 +146,15 @@ def test_sigint_stops_a_campaign_promptly_and_a_second_run_does_only_the_missing
             if _any_done(database):
                 break
             time.sleep(0.05)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signum)
         signalled = time.monotonic()
         _, err = proc.communicate(timeout=30)
     finally:
         proc.kill()
     assert time.monotonic() - signalled < 3, "the campaign did not stop promptly"
-    assert proc.returncode == 130, err
-    assert "interrupted: 1 run finished and kept, 3 marked interrupted; run it again to resume" in err
+    assert proc.returncode == 128 + signum, err      # SIGTERM was told as SIGINT, status 130
+    assert (f"interrupted by {signal.Signals(signum).name}: 1 run finished and kept, 3 marked interrupted; "
+            "run it again to resume") in err, err
     campaign = load_campaign(path)
     states = campaign_status(campaign)
     assert (len(states["done"]), len(states["interrupted"])) == (1, 3)
@@ -193,3 +210,92 @@ def test_inputs_shipped_with_a_task_give_the_same_bytes_where_the_paths_do_not_e
     for name, content in expected.files.items():
         assert without_wall_clock(name, got.files[name]) == without_wall_clock(name, content), name
     assert got.metrics == expected.metrics
+
+
+def test_a_damaged_results_database_or_an_output_that_is_a_file_is_one_line(tmp_path, capsys):
+    """A results.sqlite that is not a database was a traceback from sqlite3, in run and status."""
+    path = write_campaign(tmp_path, workloads=SMALL_WORKLOADS[:1], policies='[policies.easy]\nscheduler = "easy"\n')
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "results.sqlite").write_text("not a database\n" * 100)
+    for action in ("run", "status"):
+        assert main(["campaign", action, str(path), "--no-progress"][:3 + (action == "run")]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1, err
+        assert f"{tmp_path / 'out' / 'results.sqlite'}: not a campaign results database" in err, err
+    (tmp_path / "out" / "results.sqlite").unlink()
+    (tmp_path / "out").rmdir()
+    (tmp_path / "out").write_text("")
+    assert main(["campaign", "run", str(path), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"output {tmp_path / 'out'}: cannot create the folder" in err, err
+
+
+def test_a_done_run_whose_folder_was_removed_is_missing_and_runs_again(tmp_path, capsys):
+    """Its row said done, so status counted it done and a second run skipped it: its files stayed lost."""
+    path = write_campaign(tmp_path, workloads=SMALL_WORKLOADS[:1], policies='[policies.easy]\nscheduler = "easy"\n')
+    assert main(["campaign", "run", str(path), "--no-progress"]) == 0
+    campaign = load_campaign(path)
+    folder = campaign.run_dir(campaign.runs[0])
+    (folder / "out_jobs.csv").unlink()
+    assert campaign_status(campaign)["missing"] == [campaign.runs[0].key]
+    capsys.readouterr()
+    assert main(["campaign", "run", str(path), "--no-progress"]) == 0
+    assert "1 run done now, 0 before" in capsys.readouterr().err
+    assert (folder / "out_jobs.csv").stat().st_size > 1000
+
+
+def test_a_run_folder_that_cannot_be_written_is_path_and_reason(tmp_path, capsys):
+    path = write_campaign(tmp_path, workloads=SMALL_WORKLOADS[:1], policies='[policies.easy]\nscheduler = "easy"\n')
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "runs").write_text("")     # a file where the runs' folders go
+    assert main(["campaign", "run", str(path), "--no-progress"]) == 2
+    err = capsys.readouterr().err.splitlines()[-1]
+    partial = tmp_path / "out" / "runs" / "taurus" / "set" / "taurus_2016-03-27" / "easy.partial"
+    assert err == f"batsched-py campaign run: error: {partial}: not a directory"
+
+
+def test_a_yaml_seed_beyond_64_bits_is_refused_before_any_run(tmp_path, capsys):
+    """TOML stops at 64 bits, YAML does not: such a seed ran, then its row could not be stored
+    (an OverflowError traceback from sqlite3, the run's result lost)."""
+    yaml = pytest.importorskip("yaml")
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump({"output": "out", "platforms": {"t": str(PLATFORM)}, "seeds": [2 ** 64],
+                                    "workloads": {"w": [str(SMALL_WORKLOADS[0])]},
+                                    "policies": {"easy": {"scheduler": "easy"}}}))
+    assert main(["campaign", "run", str(path), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "seeds must be a non-empty list of 64-bit integers" in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_file_named_by_an_option_is_part_of_the_digest(tmp_path):
+    """A retrained agent's model.zip (or any file an option names) changed nothing: its done runs stayed done."""
+    copy = tmp_path / "oracle_input.json"
+    copy.write_bytes(SMALL_WORKLOADS[0].read_bytes())
+    path = write_campaign(tmp_path, workloads=SMALL_WORKLOADS[:1], policies=(
+        f'[policies.oracle]\nscheduler = "oracle"\noptions = {{ base = "easy", workload = "{copy}" }}\n'))
+    report = run_campaign(load_campaign(path), LocalExecutor(1), show_progress=False)
+    assert len(report.done) == 1
+    assert campaign_status(load_campaign(path))["missing"] == []
+    report_jobs = _rows(tmp_path / "out" / "results.sqlite")["taurus/set/taurus_2016-03-27/oracle"]["metrics"]
+    report_jobs = json.loads(report_jobs)["nb_jobs"]
+    copy.write_text(copy.read_text() + "\n")
+    assert campaign_status(load_campaign(path))["missing"] == ["taurus/set/taurus_2016-03-27/oracle"]
+    # and it travels with a task to a Ray node that does not share the caller's disk
+    from batsched_py.campaigns.simulation import simulate_to_files, with_inputs
+    shipped = with_inputs(load_campaign(path).runs[0].spec)
+    copy.unlink()
+    assert simulate_to_files(shipped).metrics["nb_jobs"] == report_jobs
+
+
+def test_off_a_terminal_each_finished_run_is_a_line_of_the_log(tmp_path, capsys):
+    """With stderr in a log file (a batch job) a campaign said nothing between its first and last line."""
+    bad = tmp_path / "bad.json"       # loads, but a job asks for more hosts than the platform has
+    bad.write_text(json.dumps({"nb_res": 500, "jobs": [{"id": "1", "subtime": 0, "res": 500, "walltime": 10,
+                                                        "profile": "p"}], "profiles": {"p": {"type": "delay", "delay": 1}}}))
+    path = write_campaign(tmp_path, workloads=[SMALL_WORKLOADS[0], bad], policies='[policies.easy]\nscheduler = "easy"\n')
+    assert main(["campaign", "run", str(path), "-j", "1"]) == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[1:3] == ["  done (1/2): taurus/set/taurus_2016-03-27/easy", "  failed (2/2): taurus/set/bad/easy"]
+    assert main(["campaign", "run", str(path), "-j", "1", "--no-progress"]) == 1
+    assert not any(line.startswith("  failed (") for line in capsys.readouterr().err.splitlines())

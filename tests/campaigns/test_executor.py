@@ -59,3 +59,14 @@ def test_a_task_that_cannot_be_pickled_is_reported_and_the_others_run():
     outcomes = {o.name: o for o in LocalExecutor(1).run([Task("lambda", lambda: 1), Task("t3", square, (3,))])}
     assert outcomes["lambda"].error.startswith("it cannot be sent to a worker (")
     assert outcomes["t3"].value == 9
+
+
+def test_an_interrupted_sweep_hands_its_finished_rows_with_the_interrupt(tmp_path):
+    """The rows of the combinations already trained were dropped with the KeyboardInterrupt."""
+    from batsched_py.campaigns.sweep import run_sweep
+    from helpers.campaign import sleep_setting
+    sent = interrupt_once_started(tmp_path, 3)     # the quick one, then two slow ones on the two workers
+    with pytest.raises(KeyboardInterrupt) as raised:
+        run_sweep(sleep_setting, {"folder": [str(tmp_path)], "seconds": [0, 60, 61]}, executor=LocalExecutor(2))
+    assert time.monotonic() - sent["at"] < 3
+    assert [(r["seconds"], r["slept"], r["status"]) for r in raised.value.rows] == [(0, "0", "done")]

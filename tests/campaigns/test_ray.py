@@ -1,6 +1,7 @@
 """The same guarantees on a real local Ray (2 CPUs, loopback): campaign results byte-identical to
 sequential runs, a killed worker retried, interrupts; RayVecEnv steps as DummyVecEnv; sweeps."""
 import os
+import signal
 import time
 
 import pytest
@@ -8,7 +9,7 @@ import pytest
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'batsched_py[ray]')")
 
 from batsched_py.campaigns.campaign import run_campaign  # noqa: E402
-from batsched_py.campaigns.executor import RayExecutor, Task  # noqa: E402
+from batsched_py.campaigns.executor import RayExecutor, Task, interrupt_on_sigterm  # noqa: E402
 from batsched_py.campaigns.spec import load_campaign  # noqa: E402
 
 from helpers.processes import alive  # noqa: E402
@@ -54,9 +55,11 @@ def test_a_task_whose_worker_always_dies_is_reported_by_name():
 
 def test_interrupt_cancels_running_tasks_and_starts_no_more(tmp_path):
     tasks = [Task(f"slow{i}", sleep_and_record, (str(tmp_path), f"slow{i}", 60)) for i in range(4)]
-    sent = interrupt_once_started(tmp_path, 2)        # both CPUs busy, two tasks queued
-    with pytest.raises(KeyboardInterrupt):
+    sent = interrupt_once_started(tmp_path, 2, signal.SIGTERM)        # both CPUs busy, two tasks queued
+    with pytest.raises(KeyboardInterrupt) as raised, interrupt_on_sigterm():
         list(RayExecutor().run(tasks))
+    # ray.wait turned the handler's exception into a bare KeyboardInterrupt: told as SIGINT, status 130
+    assert getattr(raised.value, "signal", None) == "SIGTERM"
     interrupted = time.monotonic()
     assert interrupted - sent["at"] < 5, "the interrupt did not end the campaign promptly"
     records = sorted(p.name for p in tmp_path.iterdir())
@@ -99,6 +102,23 @@ def test_ray_vec_env_steps_exactly_as_dummy_vec_env():
     finally:
         ours.close()
         reference.close()
+
+
+def test_a_ray_vec_env_whose_step_raised_closes_and_kills_its_actors():
+    """The error of a step stayed pending: close() (in a training's `finally`) raised it again
+    and never killed the actors."""
+    gym = pytest.importorskip("gymnasium")
+    np = pytest.importorskip("numpy")
+    from batsched_py.campaigns.ray_vec_env import RayVecEnv
+    venv = RayVecEnv([lambda: gym.make("CartPole-v1") for _ in range(2)])
+    venv.reset()
+    with pytest.raises(AssertionError):     # CartPole refuses an action outside its space
+        venv.step(np.array([0, 5]))
+    ray.kill(venv.actors[0])                # and an actor that died: close() raised RayActorError
+    venv.close()
+    for actor in venv.actors:
+        with pytest.raises(ray.exceptions.RayActorError):
+            ray.get(actor.spaces.remote(), timeout=30)
 
 
 def test_a_sweep_of_two_settings_returns_two_rows_in_grid_order():

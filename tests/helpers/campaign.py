@@ -91,6 +91,11 @@ def sleep_and_record(folder: str, name: str, seconds: float) -> str:
     return name
 
 
+def sleep_setting(settings: dict) -> dict:
+    """A sweep's train function: ``sleep_and_record`` for ``settings["seconds"]`` in ``settings["folder"]``."""
+    return {"slept": sleep_and_record(settings["folder"], str(settings["seconds"]), settings["seconds"])}
+
+
 def cartpole_score(settings: dict) -> dict:
     """A tiny stand-in for training: mean episode length of a fixed policy on CartPole."""
     import gymnasium as gym

@@ -134,3 +134,49 @@ def test_damaged_gzip_output_is_named(tmp_path):
     (tmp_path / "z_jobs.csv.gz").write_bytes(data[:len(data) // 2])
     with pytest.raises(MetricsInputError, match=r"z_jobs\.csv\.gz: damaged gzip data"):
         summary(tmp_path / "z")
+
+
+def test_two_sources_with_the_same_name_are_refused_not_merged(tmp_path, capsys):
+    """`metrics a/out b/out` named both runs 'out' and silently reported only the second one."""
+    for run, case in (("a", "killer-e128-semantics"), ("b", "sleeper-e128-load50-E")):
+        (tmp_path / run).mkdir()
+        (tmp_path / run / "out_jobs.csv").write_bytes((GOLDEN / case / "out_jobs.csv").read_bytes())
+    sources = [str(tmp_path / "a" / "out"), str(tmp_path / "b" / "out")]
+    assert main(sources) == 2
+    assert "out" in capsys.readouterr().err.splitlines()[-1]
+    assert main(["A=" + sources[0], "B=" + sources[1]]) == 0
+    assert [line.split()[0] for line in capsys.readouterr().out.splitlines()[2:]] == ["A", "B"]
+
+
+def test_a_host_set_that_does_not_parse_is_named_with_file_line_and_column(tmp_path, capsys):
+    """A damaged machine_id cell was procset's bare 'Invalid interval format' naming no file."""
+    case = GOLDEN / "sleeper-e128-load50-E"
+    for path in case.iterdir():
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    lines = (case / "out_pstate_changes.csv").read_text().splitlines()
+    header = lines[0].split(",")
+    cells = lines[2].split(",")
+    cells[header.index("machine_id")] = "4-x"
+    bad = tmp_path / "out_pstate_changes.csv"
+    bad.write_text("\n".join(lines[:2] + [",".join(cells)] + lines[3:]) + "\n")
+    assert main([str(tmp_path)]) == 2
+    assert capsys.readouterr().err == f"metrics: error: {bad}:3: column machine_id: not a host set: '4-x'\n"
+
+
+def test_an_output_under_a_file_is_named_as_path_and_reason(tmp_path, capsys):
+    """It was Python's '[Errno 20] Not a directory: ...'."""
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    source = str(GOLDEN / "killer-e128-semantics")
+    for option in ("-o", "--jobs-csv"):
+        assert main([source, option, str(blocker / "x")]) == 2
+        assert capsys.readouterr().err == f"metrics: error: {blocker / 'x'}: not a directory\n"
+
+
+def test_a_source_whose_path_holds_an_equals_sign(tmp_path, capsys):
+    """'lr=0.1/out' was split as NAME 'lr' and SOURCE '0.1/out': 'file not found'."""
+    run = tmp_path / "lr=0.1"
+    run.mkdir()
+    (run / "out_jobs.csv").write_bytes((GOLDEN / "killer-e128-semantics" / "out_jobs.csv").read_bytes())
+    assert main([str(run / "out"), f"named={run}"]) == 0
+    assert [line.split()[0] for line in capsys.readouterr().out.splitlines()[2:]] == ["out", "named"]

@@ -122,3 +122,53 @@ def test_power_and_gantt_titles(tmp_path, monkeypatch):
     assert seen["q"][0] == f"Power and machine states: {case}"
     assert main(["gantt", str(case), "-o", str(tmp_path / "g"), "--title", "T(5): jobs"]) == 0
     assert seen_gantt["g"][0] == "T(5): jobs"
+
+
+def test_a_gantt_of_a_damaged_allocation_names_file_and_line(tmp_path, capsys):
+    lines = (GOLDEN / "easy_bf-e128-hpc250" / "out_jobs.csv").read_text().splitlines()
+    column = lines[0].split(",").index("allocated_resources")
+    cells = lines[1].split(",")
+    cells[column] = "7-3"       # (a reversed interval, as no Batsim writes)
+    (tmp_path / "out_jobs.csv").write_text("\n".join([lines[0], ",".join(cells)]) + "\n")
+    assert main(["gantt", str(tmp_path), "-o", str(tmp_path / "g")]) == 2
+    assert capsys.readouterr().err.startswith(f"plot: error: {tmp_path / 'out_jobs.csv'}:2: column allocated_resources")
+
+
+@pytest.mark.parametrize("command", ["gantt", "power", "compare"])
+def test_a_run_marked_incomplete_is_refused_unless_forced_as_metrics_does(tmp_path, capsys, command):
+    """An interrupted run was drawn as if whole (metrics refused it)."""
+    run = tmp_path / "run"
+    run.mkdir()
+    for path in (GOLDEN / "idle_sleeper-taurus-2016w13-E").iterdir():
+        (run / path.name).write_bytes(path.read_bytes())
+    (run / "out_INCOMPLETE").write_text("simulation stopped at t=5.000000: interrupted by SIGTERM\n")
+    target = ["-o", str(tmp_path / "fig")] if command != "compare" else ["-o", str(tmp_path / "figs")]
+    assert main([command, str(run), *target]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"plot: error: {run / 'out_INCOMPLETE'}: the run is marked incomplete") and "--force" in err
+    assert not list(tmp_path.glob("fig*"))
+    assert main([command, str(run), *target, "--force"]) == 0
+    assert "plot: warning: " in capsys.readouterr().err
+
+
+def test_an_output_under_a_file_is_named_as_path_and_reason(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    case = str(GOLDEN / "easy_bf-e128-hpc250")
+    assert main(["compare", case, "-o", str(blocker / "figs")]) == 2
+    assert capsys.readouterr().err == f"plot: error: {blocker / 'figs'}: not a directory\n"
+
+
+def test_plot_compare_reads_the_time_unit_from_the_platform_as_metrics_does(tmp_path, monkeypatch, capsys):
+    """With -p of a platform counted in minutes, plot compare labelled the times 's' and the energies
+    'J' (metrics and compare said min and W·min for the same runs)."""
+    import batsched_py.plots.compare as module
+    seen = {}
+    monkeypatch.setattr(module, "comparison_plots", lambda *args: seen.setdefault("unit", args[3]) and [])
+    platform = Path(__file__).parents[2] / "platforms" / "taurus_168.xml"
+    case = str(GOLDEN / "idle_sleeper-taurus-2016w13-E")
+    assert main(["compare", case, "-p", str(platform), "-o", str(tmp_path)]) == 0
+    assert seen["unit"] == "min" and "time unit: min, detected from" in capsys.readouterr().err
+    seen.clear()
+    assert main(["compare", case, "-p", str(platform), "-o", str(tmp_path), "--time-unit", "s"]) == 0
+    assert seen["unit"] == "s"
