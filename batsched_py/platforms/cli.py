@@ -75,7 +75,7 @@ ENERGY_OPTIONS = ("idle", "compute", "sleep", "off_time", "off_watts", "on_time"
 
 
 def _ignored_by_no_energy(args: argparse.Namespace) -> list[str]:
-    defaults = _parser().parse_args(["cluster", "-n", "1", args.output])
+    defaults = _parser().parse_args(["cluster", "-n", "1", "defaults.xml"])
     return [f"--{name.replace('_', '-')}" for name in ENERGY_OPTIONS
             if getattr(args, name) != getattr(defaults, name)]
 
