@@ -199,9 +199,9 @@ def load_workload(path: str | Path, name: str, *, nb_hosts: int, free_network: b
     wl = Workload(name, str(path), _batsim_top_level(data, where), [], {})
     for pname, praw in raw_profiles.items():
         wl.profiles[pname] = parse_profile(pname, praw, where, free_network=free_network)
-        bad = non_finite(praw)      # (forwarded as it is with --forward-profiles-on-submission)
-        if bad is not None:
-            raise EmulatorError(f"{where}: profile {pname!r}: {bad}: {NO_NAN}")
+        field = non_finite(praw)      # (forwarded as it is with --forward-profiles-on-submission)
+        if field is not None:
+            raise EmulatorError(f"{where}: profile {pname!r}: {field}: {NO_NAN}")
     for pname, p in wl.profiles.items():
         if p.type == "composed":
             expand_tasks(p, wl.profiles, where)   # unknown sub-profiles and cycles, early
