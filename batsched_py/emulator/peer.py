@@ -42,6 +42,11 @@ class ZmqPeer:
             self._sock.close(0)
             raise EmulatorError(f"cannot connect to the scheduler at {endpoint!r}: {fault} "
                                 "(e.g. tcp://localhost:28000)")
+        # A REP peer whose connection closes never answers the request it holds: said at once
+        self._closed = self._sock.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+        self._poller = zmq.Poller()
+        self._poller.register(self._sock, zmq.POLLIN)
+        self._poller.register(self._closed, zmq.POLLIN)
         self.index = 0
         self.notice_after = 2.0     # seconds without a first reply before saying we wait
 
@@ -63,15 +68,28 @@ class ZmqPeer:
         """Wait up to ``seconds`` for the reply; while the first one is late, say what we wait for
         (a scheduler not started yet would otherwise look like a hung emulator)."""
         if self.index == 1 and self.notice_after < seconds:
-            if self._sock.poll(int(self.notice_after * 1000)):
+            if self._poll(self.notice_after):
                 return True
             limit = "no time limit" if self.timeout == math.inf else f"giving up after {self.timeout:g} s"
             print(f"batsched-py emulate: waiting for the scheduler at {self.endpoint} ({limit}, see --timeout)",
                   file=sys.stderr, flush=True)
             seconds -= self.notice_after
-        return bool(self._sock.poll(None if seconds == math.inf else max(1, int(seconds * 1000))))
+        return self._poll(seconds)
+
+    def _poll(self, seconds: float) -> bool:
+        """Whether the reply came within ``seconds``; EmulatorError if the scheduler's connection closed."""
+        ready = dict(self._poller.poll(None if seconds == math.inf else max(1, int(seconds * 1000))))
+        if self._sock in ready:
+            return True
+        if self._closed in ready:
+            self._closed.recv_multipart()
+            raise EmulatorError(f"message {self.index}: the scheduler at {self.endpoint} closed the connection "
+                                "before replying (did it stop?)")
+        return False
 
     def close(self) -> None:
+        self._sock.disable_monitor()
+        self._closed.close(0)
         self._sock.close(0)
 
     def __enter__(self) -> "ZmqPeer":

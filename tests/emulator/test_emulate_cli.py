@@ -151,3 +151,32 @@ def test_timeout_zero_or_huge_waits_for_a_late_scheduler(tmp_path, capsys, timeo
         server.join(5)
     assert code == 0, capsys.readouterr().err
     assert not (tmp_path / "out_INCOMPLETE").exists()
+
+
+def test_a_scheduler_that_dies_is_named_at_once(tmp_path, capsys):
+    """The scheduler's connection closes with a request unanswered (it died): emulate stops at once,
+    saying so, even with --timeout 0 (it waited for ever, or --timeout seconds)."""
+    case = GOLDEN / "killer-e128-semantics"
+    endpoint = f"tcp://127.0.0.1:{free_port()}"
+    sock = zmq.Context.instance().socket(zmq.REP)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.bind(endpoint)
+
+    def die_after_first_request():
+        if sock.poll(20_000):
+            sock.recv()
+        sock.close(0)
+    dying = threading.Thread(target=die_after_first_request)
+    dying.start()
+    t0 = time.monotonic()
+    try:
+        code = main(["-p", str(case / "inputs/energy_platform_homogeneous_no_net_128.xml"),
+                     "-w", str(case / "inputs/semantics_8.json"), "-e", str(tmp_path / "out"),
+                     "-s", endpoint, "--timeout", "0"])
+    finally:
+        dying.join()
+    err = capsys.readouterr().err
+    assert code == 2 and time.monotonic() - t0 < 10, err
+    assert err.strip().splitlines()[-1] == (f"batsched-py emulate: error: message 1: the scheduler at {endpoint} "
+                                            "closed the connection before replying (did it stop?)")
+    assert (tmp_path / "out_INCOMPLETE").exists()
