@@ -55,6 +55,7 @@ def train_main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
     from ...envs.core import EnvError, workload_files
+    from ...interrupts import exit_status, interruption, signals_interrupt
     from .training import TrainConfig, TrainError, train
     try:
         config = TrainConfig(args.agent, args.platform, workload_files(args.workloads), args.out, args.total_steps,
@@ -63,10 +64,15 @@ def train_main(argv: Optional[Sequence[str]] = None) -> int:
                              args.ray_address, normalize_reward=not args.raw_reward, imitate=args.imitate,
                              imitate_episodes=args.imitate_days, imitate_epochs=args.imitate_epochs,
                              imitate_rounds=args.imitate_rounds)
-        path = train(config, ["train", *argv])
+        with signals_interrupt():      # (SIGTERM too: the checkpoints stay, OUT/_INCOMPLETE says why)
+            path = train(config, ["train", *argv])
     except (EnvError, TrainError) as exc:
         print(f"batsched-py train: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as exc:
+        print(f"batsched-py train: {interruption(exc)}; the checkpoints saved are in {args.out / 'checkpoints'} "
+              "(continue with --resume)", file=sys.stderr)
+        return exit_status(exc)
     record = json.loads((path.parent / "model.json").read_text())
     print(f"model: {path} ({record['steps']} steps in {record['wall_time_s']} s); record: {path.parent / 'model.json'}")
     return 0

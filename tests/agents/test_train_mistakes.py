@@ -1,0 +1,70 @@
+"""`batsched-py train` under a user's mistakes and interruptions: a bad setting is one line naming
+it (not a traceback from SB3 or from an actor process that died), SIGINT/SIGTERM stop it with the
+checkpoints kept and OUT/_INCOMPLETE saying why, and a checkpoint cut short is not resumed from."""
+import os
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from batsched_py.agents.common.cli import train_main
+from batsched_py.agents.common.training import latest_checkpoint
+
+from helpers.rl import PLATFORM, TRAIN
+
+ROOT = Path(__file__).resolve().parents[2]
+DAY = sorted(TRAIN.glob("*.json"))[0]
+
+
+def _train(tmp_path, *extra):
+    return ["shutdown", "-p", str(PLATFORM), "-w", str(DAY), "-o", str(tmp_path / "out"), "--total-steps", "8",
+            "--actors", "2", "--no-progress", *extra]
+
+
+@pytest.mark.parametrize("extra,words", [
+    (["--env", '{"bogus": 1}'], ["--env", "bogus"]),                        # in a subprocess actor before
+    (["--vec-env", "dummy", "--hyper", '{"bogus": 1}'], ["--hyper", "bogus"]),
+    (["--vec-env", "dummy", "--hyper", '{"n_steps": "x"}'], ["--hyper", "n_steps"]),
+    (["--vec-env", "dummy", "--torch-threads", "0"], ["--torch-threads"]),
+    (["--vec-env", "dummy", "--checkpoint-every", "-5"], ["--checkpoint-every"]),
+], ids=["env-key", "hyper-key", "hyper-type", "threads", "checkpoints"])
+def test_bad_training_settings_are_one_named_line(tmp_path, capsys, extra, words):
+    assert train_main(_train(tmp_path, *extra)) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("batsched-py train: "), err
+    assert all(w in err for w in words), err
+    assert not (tmp_path / "out" / "_INCOMPLETE").exists()
+
+
+@pytest.mark.parametrize("sig,vec", [(signal.SIGTERM, "subprocess"), (signal.SIGINT, "dummy")],
+                         ids=["SIGTERM-subprocess", "SIGINT-dummy"])
+def test_an_interrupted_training_keeps_its_checkpoints_and_says_so(tmp_path, sig, vec):
+    out = tmp_path / "out"
+    argv = _train(tmp_path, "--vec-env", vec, "--checkpoint-every", "64", "--hyper", '{"n_steps": 32}')
+    argv[argv.index("--total-steps") + 1] = "1000000"
+    env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; from batsched_py.cli import main; sys.exit(main())",
+                             "train", *argv], env=env, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while latest_checkpoint(out / "checkpoints") is None:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "no checkpoint in 120 s"
+        time.sleep(0.1)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 128 + sig.value, err
+    assert f"interrupted by {sig.name}" in err and "--resume" in err and "Traceback" not in err, err
+    assert f"interrupted by {sig.name}" in (out / "_INCOMPLETE").read_text()
+    assert not (out / "model.json").exists()
+    assert all(zipfile.is_zipfile(p) for p in (out / "checkpoints").glob("model_*_steps.zip"))
+
+
+def test_a_checkpoint_cut_short_is_not_resumed_from(tmp_path):
+    with zipfile.ZipFile(tmp_path / "model_64_steps.zip", "w") as z:
+        z.writestr("data", "{}")
+    (tmp_path / "model_128_steps.zip").write_bytes(b"PK\x03\x04 cut")
+    assert latest_checkpoint(tmp_path) == tmp_path / "model_64_steps.zip"
