@@ -1,6 +1,7 @@
 """`batsched-py train` under a user's mistakes and interruptions: a bad setting is one line naming
 it (not a traceback from SB3 or from an actor process that died), SIGINT/SIGTERM stop it with the
 checkpoints kept and OUT/_INCOMPLETE saying why, and a checkpoint cut short is not resumed from."""
+import csv
 import os
 import signal
 import subprocess
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from batsched_py.agents.common.cli import train_main
-from batsched_py.agents.common.training import latest_checkpoint
+from batsched_py.agents.common.training import TrainConfig, TrainError, latest_checkpoint, train
 
 from helpers.rl import PLATFORM, TRAIN
 
@@ -32,12 +33,24 @@ def _train(tmp_path, *extra):
     (["--vec-env", "dummy", "--torch-threads", "0"], ["--torch-threads"]),
     (["--vec-env", "dummy", "--checkpoint-every", "-5"], ["--checkpoint-every"]),
 ], ids=["env-key", "hyper-key", "hyper-type", "threads", "checkpoints"])
-def test_bad_training_settings_are_one_named_line(tmp_path, capsys, extra, words):
-    assert train_main(_train(tmp_path, *extra)) == 2
+def test_bad_training_settings_are_named(tmp_path, capsys, extra, words):
+    try:
+        code = train_main(_train(tmp_path, *extra))
+    except SystemExit as exc:                  # (argparse)
+        code = exc.code
+    assert code == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and err.startswith("batsched-py train: "), err
-    assert all(w in err for w in words), err
+    assert err.splitlines()[-1].startswith("batsched-py train: ") and "Traceback" not in err, err
+    assert all(w in err.splitlines()[-1] for w in words), err
     assert not (tmp_path / "out" / "_INCOMPLETE").exists()
+
+
+@pytest.mark.parametrize("setting", [{"torch_threads": 0}, {"checkpoint_every": -5}], ids=str)
+def test_bad_training_settings_are_named_by_the_api_too(tmp_path, setting):
+    config = TrainConfig("shutdown", PLATFORM, [DAY], tmp_path, total_steps=8, actors=1, vec_env="dummy",
+                         progress=False, **setting)
+    with pytest.raises(TrainError, match=next(iter(setting)).replace("_", "-")):
+        train(config)
 
 
 @pytest.mark.parametrize("sig,vec", [(signal.SIGTERM, "subprocess"), (signal.SIGINT, "dummy")],
@@ -68,3 +81,64 @@ def test_a_checkpoint_cut_short_is_not_resumed_from(tmp_path):
         z.writestr("data", "{}")
     (tmp_path / "model_128_steps.zip").write_bytes(b"PK\x03\x04 cut")
     assert latest_checkpoint(tmp_path) == tmp_path / "model_64_steps.zip"
+
+
+# a policy that says when it first decides (a file) and then takes forever
+SLOW_POLICY = """
+import time
+from pathlib import Path
+def slow(obs):
+    Path(__file__).with_name("deciding").touch()
+    time.sleep(60)
+    return 0
+"""
+
+
+def _evaluate(tmp_path, *extra):
+    return ["--env", "shutdown", "-p", str(PLATFORM), "-w", str(DAY), "-o", str(tmp_path / "out"), "--no-figures",
+            *extra]
+
+
+@pytest.mark.parametrize("extra,words", [
+    (["--policies", 'T0:{"deterministic": false}'], ["T0", "deterministic"]),       # was ignored
+    (["--policies", f'{ROOT / "models" / "deepshutdown-taurus.zip"}:{{"determinstic": false}}'],
+     ["determinstic"]),
+    (["--policies", f'{ROOT / "models" / "deepshutdown-taurus.zip"}:{{"deterministic": "no"}}'],
+     ["deterministic", "true or false"]),
+    (["--policies", "T0", "-j", "-1"], ["--jobs"]),                                    # was a hang
+], ids=["baseline-options", "unknown-option", "option-type", "jobs"])
+def test_bad_evaluation_settings_are_named(tmp_path, capsys, extra, words):
+    from batsched_py.agents.common.cli import evaluate_main
+    try:
+        code = evaluate_main(_evaluate(tmp_path, *extra))
+    except SystemExit as exc:                  # (argparse)
+        code = exc.code
+    assert code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.splitlines()[-1].startswith("batsched-py evaluate: ") and "Traceback" not in err, err
+    assert all(w in err.splitlines()[-1] for w in words), err
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=lambda s: s.name)
+def test_an_interrupted_evaluation_keeps_its_finished_days_and_says_so(tmp_path, sig):
+    (tmp_path / "slowpolicy.py").write_text(SLOW_POLICY)
+    out = tmp_path / "out"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; from batsched_py.cli import main; sys.exit(main())",
+                             "evaluate", *_evaluate(tmp_path, "--policies", "T0,slowpolicy:slow", "-j", "1")],
+                            env=env, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "deciding").exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the slow policy never decided"
+        time.sleep(0.1)
+    proc.send_signal(sig)
+    t0 = time.monotonic()
+    _, err = proc.communicate(timeout=30)
+    assert time.monotonic() - t0 < 10, "not stopped promptly"
+    assert proc.returncode == 128 + sig.value, err
+    assert f"interrupted by {sig.name}" in err and "Traceback" not in err, err
+    assert f"interrupted by {sig.name}" in (out / "_INCOMPLETE").read_text()
+    with open(out / "days.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["policy"] for r in rows] == ["T0"] and float(rows[0]["energy_waste"]) > 0
