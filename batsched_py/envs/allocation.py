@@ -36,6 +36,7 @@ and of the baseline.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import fields
 from pathlib import Path
 from typing import Any, Optional
@@ -48,7 +49,7 @@ from ..agents.allocation.cluster import ALLOCATORS, Cluster, guarded, observatio
 from ..agents.allocation.jobs import Jobs, load_jobs
 from ..emulator.thermal import ThermalParams
 from ..policies.agent.base import action_int
-from .core import EnvError
+from .core import EnvError, reset_options
 
 BASELINES = ("round_robin", "greedy")
 REWARDS = ("instant", "interval")
@@ -106,7 +107,10 @@ class AllocationEnv(gym.Env):
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
         super().reset(seed=seed)
         span = float(self.jobs.submit[-1])
-        start = (options or {}).get("start")
+        start = reset_options(options, ("start",)).get("start")
+        if start is not None and (isinstance(start, bool) or not isinstance(start, (int, float))
+                                  or not math.isfinite(start)):
+            raise EnvError(f"reset(options={{'start': {start!r}}}): not a time in s")
         if start is None:
             # a random job's submission (the trace has idle gaps longer than an episode)
             late = int(np.searchsorted(self.jobs.submit, max(span - self.episode, 0), side="right"))

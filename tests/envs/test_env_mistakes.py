@@ -1,0 +1,67 @@
+"""The environments under a user's mistakes: a misspelt reset option, a NaN reward weight, a step
+after close() or a bare workload number are named EnvErrors (not ignored, NaN rewards, a bare
+AssertionError or a TypeError); an episode the environment truncates leaves its Batsim outputs
+marked incomplete for that reason, not for an 'unknown error'."""
+import math
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import batsched_py.envs  # noqa: F401
+from batsched_py.agents.allocation.jobs import Jobs
+from batsched_py.envs import EnvError
+
+from helpers.rl import DAY, PLATFORM
+
+
+def shutdown(**kw):
+    return gym.make("batsched_py/Shutdown-v0", **{"platform": str(PLATFORM), "workloads": [str(DAY)], **kw}).unwrapped
+
+
+def allocation():
+    rng = np.random.default_rng(0)
+    jobs = Jobs(np.sort(rng.uniform(0, 86400, 50)), rng.integers(1, 7, 50), rng.uniform(600, 3000, 50))
+    return gym.make("batsched_py/Allocation-v0", jobs=jobs, nb_processors=4).unwrapped
+
+
+@pytest.mark.parametrize("make,options,words", [
+    (shutdown, {"workoad": str(DAY)}, ["'workoad'", "'workload'"]),
+    (shutdown, [str(DAY)], ["not a dict"]),
+    (allocation, {"strat": 0}, ["'strat'", "'start'"]),
+    (allocation, {"start": "noon"}, ["start", "'noon'"]),
+], ids=["shutdown-key", "shutdown-list", "allocation-key", "allocation-start"])
+def test_bad_reset_options_are_named(make, options, words):
+    env = make()
+    with pytest.raises(EnvError) as err:
+        env.reset(options=options)
+    assert all(w in str(err.value) for w in words), err.value
+
+
+@pytest.mark.parametrize("kw,words", [({"energy_weight": math.nan}, ["energy_weight", "nan"]),
+                                      ({"qos_weight": "1"}, ["qos_weight", "'1'"]),
+                                      ({"workloads": None}, ["workloads", "None"])],
+                         ids=["nan-weight", "text-weight", "no-workloads"])
+def test_bad_arguments_are_named_at_construction(kw, words):
+    with pytest.raises(EnvError) as err:
+        shutdown(**kw)
+    assert all(w in str(err.value) for w in words), err.value
+
+
+def test_a_step_after_close_is_named():
+    env = shutdown()
+    env.reset()
+    env.close()
+    with pytest.raises(EnvError, match="after close"):
+        env.step(0)
+
+
+def test_a_truncated_episode_marks_its_outputs_truncated(tmp_path):
+    env = shutdown(day=3.0, output_prefix=str(tmp_path / "out"))
+    env.reset()
+    steps = [env.step(0) for _ in range(3)]
+    assert steps[-1][3], "the third step should truncate the episode"
+    env.close()
+    marker = (tmp_path / "out_INCOMPLETE").read_text()
+    assert "ended the episode" in marker and "unknown" not in marker, marker
+    assert (tmp_path / "out_jobs.csv").is_file()
