@@ -1,6 +1,8 @@
-"""`batsched-py train` under a user's mistakes and interruptions: a bad setting is one line naming
-it (not a traceback from SB3 or from an actor process that died), SIGINT/SIGTERM stop it with the
-checkpoints kept and OUT/_INCOMPLETE saying why, and a checkpoint cut short is not resumed from."""
+"""`batsched-py train`, `evaluate` and the saved-agent schedulers under a user's mistakes and
+interruptions: a bad setting is one line naming it (not a traceback from SB3 or from an actor
+process that died, not an option silently ignored, not a hang); SIGINT/SIGTERM stop them with the
+checkpoints and finished days kept and OUT/_INCOMPLETE saying which signal; a checkpoint cut short
+is not resumed from."""
 import csv
 import os
 import signal
@@ -142,3 +144,10 @@ def test_an_interrupted_evaluation_keeps_its_finished_days_and_says_so(tmp_path,
     with open(out / "days.csv") as f:
         rows = list(csv.DictReader(f))
     assert [r["policy"] for r in rows] == ["T0"] and float(rows[0]["energy_waste"]) > 0
+
+
+def test_a_saved_agent_scheduler_names_a_non_boolean_deterministic():
+    from batsched_py.policies.options import PolicyOptionError
+    from batsched_py.scheduler import create
+    with pytest.raises(PolicyOptionError, match="deterministic must be true or false, not 'false'"):
+        create("deepshutdown", {"model": str(ROOT / "models" / "deepshutdown-taurus.zip"), "deterministic": "false"})
