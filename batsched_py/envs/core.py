@@ -153,8 +153,7 @@ class BatsimEnv(gym.Env):
 
     def step(self, action: Any):
         if self.scheduler is None or self.ended:
-            raise EnvError("step() after the episode ended (or before reset(), or after close()): "
-                           "call reset() first")
+            raise EnvError("step() after the episode ended (or before reset()): call reset() first")
         self.scheduler.act(action)
         self.steps += 1
         self._run_to_decision()

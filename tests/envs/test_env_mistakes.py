@@ -52,7 +52,7 @@ def test_a_step_after_close_is_named():
     env = shutdown()
     env.reset()
     env.close()
-    with pytest.raises(EnvError, match="after close"):
+    with pytest.raises(EnvError, match="after the episode ended"):
         env.step(0)
 
 
