@@ -156,7 +156,14 @@ class BatsimEnv(gym.Env):
             raise EnvError("step() after the episode ended (or before reset()): call reset() first")
         self.scheduler.act(action)
         self.steps += 1
-        self._run_to_decision()
+        try:
+            self._run_to_decision()
+        except BaseException:
+            # (the backend or the scheduler failed: the episode is over, and a later step says so
+            # rather than 'act() outside a decision point')
+            self.ended = True
+            self._close_backend()
+            raise
         reward = self.reward()
         truncated = not self.ended and self.truncated()
         terminated = self.ended

@@ -65,3 +65,19 @@ def test_a_truncated_episode_marks_its_outputs_truncated(tmp_path):
     marker = (tmp_path / "out_INCOMPLETE").read_text()
     assert "ended the episode" in marker and "unknown" not in marker, marker
     assert (tmp_path / "out_jobs.csv").is_file()
+
+
+def test_a_peer_that_dies_ends_the_episode_and_later_steps_say_so(emulate_as_batsim):
+    from batsched_py.launcher import LaunchError
+    env = shutdown(backend="batsim")
+    env.reset()
+    env.step(0)
+    env.backend.peer.proc.kill()
+    with pytest.raises(LaunchError, match="SIGKILL"):
+        for _ in range(100):
+            env.step(0)
+    with pytest.raises(EnvError, match="call reset"):
+        env.step(0)
+    env.reset()                               # (a new episode starts a new peer)
+    assert not env.step(0)[2]
+    env.close()
