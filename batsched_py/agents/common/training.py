@@ -83,7 +83,12 @@ def make_vec_env(config: TrainConfig, env_id: str):
 
         from ...campaigns.ray_vec_env import RayVecEnv
         if not ray.is_initialized():
-            ray.init(address=config.ray_address, include_dashboard=False, log_to_driver=False)
+            from ...campaigns.executor import describe_error
+            try:
+                ray.init(address=config.ray_address, include_dashboard=False, log_to_driver=False)
+            except Exception as exc:
+                raise TrainError(f"--ray-address {config.ray_address or '(local)'}: cannot connect to Ray "
+                                 f"({describe_error(exc)})") from None
         # one CPU per actor where the cluster has them, else packed: every actor must get a place
         share = min(1.0, ray.cluster_resources().get("CPU", 1.0) / config.actors)
         return RayVecEnv(fns, actor_options={"num_cpus": share, "scheduling_strategy": "SPREAD"})
