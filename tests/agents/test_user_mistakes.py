@@ -34,7 +34,8 @@ def _train(tmp_path, *extra):
     (["--vec-env", "dummy", "--hyper", '{"n_steps": "x"}'], ["--hyper", "n_steps"]),
     (["--vec-env", "dummy", "--torch-threads", "0"], ["--torch-threads"]),
     (["--vec-env", "dummy", "--checkpoint-every", "-5"], ["--checkpoint-every"]),
-], ids=["env-key", "hyper-key", "hyper-type", "threads", "checkpoints"])
+    (["--vec-env", "ray", "--ray-address", "nohost:port"], ["--ray-address nohost:port", "cannot connect to Ray"]),
+], ids=["env-key", "hyper-key", "hyper-type", "threads", "checkpoints", "ray-address"])
 def test_bad_training_settings_are_named(tmp_path, capsys, extra, words):
     try:
         code = train_main(_train(tmp_path, *extra))
