@@ -109,9 +109,12 @@ def _evaluate(tmp_path, *extra):
     (["--policies", f'{ROOT / "models" / "deepshutdown-taurus.zip"}:{{"deterministic": "no"}}'],
      ["deterministic", "true or false"]),
     (["--policies", "T0", "-j", "-1"], ["--jobs"]),                                    # was a hang
-], ids=["baseline-options", "unknown-option", "option-type", "jobs"])
+    (["--policies", "T0", "-o", "{tmp}/a-file"], ["--out", "a-file", "exists"]),        # was a traceback
+], ids=["baseline-options", "unknown-option", "option-type", "jobs", "out-is-a-file"])
 def test_bad_evaluation_settings_are_named(tmp_path, capsys, extra, words):
     from batsched_py.agents.common.cli import evaluate_main
+    (tmp_path / "a-file").touch()
+    extra = [e.replace("{tmp}", str(tmp_path)) for e in extra]
     try:
         code = evaluate_main(_evaluate(tmp_path, *extra))
     except SystemExit as exc:                  # (argparse)

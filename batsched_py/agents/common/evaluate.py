@@ -175,7 +175,10 @@ def evaluate(env_kind: str, platform: Path, days: Sequence[Path], specs: Sequenc
             load_agent(spec.name, env_kind)
         else:
             _policy(spec, env_kind)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise EvaluateError(f"--out {out}: {exc.strerror}") from None
     tasks = []
     for spec in specs:
         repeats = list(range(repeat if spec.stochastic else 1))
