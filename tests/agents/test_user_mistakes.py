@@ -79,6 +79,12 @@ def test_an_interrupted_training_keeps_its_checkpoints_and_says_so(tmp_path, sig
     assert all(zipfile.is_zipfile(p) for p in (out / "checkpoints").glob("model_*_steps.zip"))
 
 
+def test_resume_with_nothing_to_resume_says_so(tmp_path, capsys):
+    assert train_main(_train(tmp_path, "--vec-env", "dummy", "--resume", "--hyper", '{"n_steps": 32}')) == 0
+    assert "--resume: no checkpoint in" in capsys.readouterr().err
+    assert (tmp_path / "out" / "model.zip").is_file() and not (tmp_path / "out" / "_INCOMPLETE").exists()
+
+
 def test_a_checkpoint_cut_short_is_not_resumed_from(tmp_path):
     with zipfile.ZipFile(tmp_path / "model_64_steps.zip", "w") as z:
         z.writestr("data", "{}")

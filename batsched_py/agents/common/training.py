@@ -149,6 +149,8 @@ def train(config: TrainConfig, argv: Optional[Sequence[str]] = None) -> Path:
         _check_teacher(config)
     venv = make_vec_env(config, env_id)
     resumed_from = latest_checkpoint(checkpoints) if config.resume else None
+    if config.resume and resumed_from is None:
+        print(f"train: --resume: no checkpoint in {checkpoints}: training from scratch", file=sys.stderr, flush=True)
     if config.normalize_reward:
         from stable_baselines3.common.vec_env import VecNormalize
         stats = _stats_of(resumed_from)
