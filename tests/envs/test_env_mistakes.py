@@ -48,6 +48,11 @@ def test_bad_arguments_are_named_at_construction(kw, words):
     assert all(w in str(err.value) for w in words), err.value
 
 
+def test_a_nan_scheduling_reward_weight_is_named():
+    with pytest.raises(EnvError, match="rho: nan is not a finite number"):
+        gym.make("batsched_py/Scheduling-v0", platform=str(PLATFORM), workloads=[str(DAY)], rho=math.nan)
+
+
 def test_a_step_after_close_is_named():
     env = shutdown()
     env.reset()
