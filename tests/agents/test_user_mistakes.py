@@ -100,6 +100,8 @@ def slow(obs):
     Path(__file__).with_name("deciding").touch()
     time.sleep(60)
     return 0
+def fails(obs):
+    raise RuntimeError("a bug in the policy")
 """
 
 
@@ -161,3 +163,15 @@ def test_a_saved_agent_scheduler_names_a_non_boolean_deterministic():
     from batsched_py.scheduler import create
     with pytest.raises(PolicyOptionError, match="deterministic must be true or false, not 'false'"):
         create("deepshutdown", {"model": str(ROOT / "models" / "deepshutdown-taurus.zip"), "deterministic": "false"})
+
+
+def test_a_failed_evaluation_says_so_in_its_marker(tmp_path, capsys, monkeypatch):
+    from batsched_py.agents.common.cli import evaluate_main
+    (tmp_path / "slowpolicy.py").write_text(SLOW_POLICY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert evaluate_main(_evaluate(tmp_path, "--policies", "T0,slowpolicy:fails", "-j", "1")) == 2
+    assert "RuntimeError: a bug in the policy" in capsys.readouterr().err
+    marker = (tmp_path / "out" / "_INCOMPLETE").read_text()
+    assert marker.startswith("evaluation failed: slowpolicy:fails") and "a bug in the policy" in marker, marker
+    with open(tmp_path / "out" / "days.csv") as f:
+        assert [r["policy"] for r in csv.DictReader(f)] == ["T0"]

@@ -212,6 +212,7 @@ def evaluate(env_kind: str, platform: Path, days: Sequence[Path], specs: Sequenc
         finally:
             bar(None)
     if failed:
+        marker.write_text(f"evaluation failed: {'; '.join(failed)}: days.csv holds the finished days only\n")
         raise EvaluateError("; ".join(failed) + f" (finished days are in {out / 'days.csv'})")
     order = {s.label: i for i, s in enumerate(specs)}
     day_order = {(day_group(d), d.name): i for i, d in enumerate(days)}
