@@ -31,11 +31,13 @@ def train_main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("-w", "--workloads", type=Path, nargs="+", required=True,
                     help="training day workloads: files or folders of *.json (never the test days)")
     ap.add_argument("-o", "--out", type=Path, required=True, help="output folder")
-    ap.add_argument("--total-steps", type=positive_count, default=1_000_000, help="environment steps, all actors (1,000,000)")
+    ap.add_argument("--total-steps", type=positive_count, default=1_000_000,
+                    help="environment steps, all actors, rounded up to whole rollouts of n_steps x actors (1,000,000)")
     ap.add_argument("--actors", type=positive_count, default=16, help="parallel environments (16, as the papers)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--masking", action="store_true", help="scheduling: MaskablePPO, impossible actions masked")
-    ap.add_argument("--checkpoint-every", type=positive_count, default=100_000, help="steps between checkpoints (100,000)")
+    ap.add_argument("--checkpoint-every", type=positive_count, default=100_000,
+                    help="steps between checkpoints (100,000)")
     ap.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in OUT/checkpoints")
     ap.add_argument("--env", type=_json_object, default={}, metavar="JSON",
                     help="environment arguments, e.g. '{\"energy_weight\": 1.0}'")
