@@ -73,8 +73,10 @@ class AllocationEnv(gym.Env):
             raise EnvError(f"reward {reward!r}: choose one of {', '.join(REWARDS)}")
         if backend not in ("physics", "predictor"):
             raise EnvError(f"backend {backend!r}: choose physics or predictor")
-        if not isinstance(alpha, (int, float)) or alpha < 0:
-            raise EnvError(f"alpha: {alpha!r} is not a non-negative number")
+        if not isinstance(alpha, (int, float)) or not 0 <= alpha < math.inf:
+            raise EnvError(f"alpha: {alpha!r} is not a finite non-negative number")
+        if not isinstance(max_temperature, (int, float)) or not 0 < max_temperature < math.inf:
+            raise EnvError(f"max_temperature: {max_temperature!r} is not a positive number of degrees C")
         if not episode_days > 0:
             raise EnvError(f"episode_days: {episode_days!r} is not a positive number")
         unknown = sorted(set(thermal or {}) - ({f.name for f in fields(ThermalParams)} - {"cores"}))

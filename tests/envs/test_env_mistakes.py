@@ -53,6 +53,14 @@ def test_a_nan_scheduling_reward_weight_is_named():
         gym.make("batsched_py/Scheduling-v0", platform=str(PLATFORM), workloads=[str(DAY)], rho=math.nan)
 
 
+@pytest.mark.parametrize("kw,words", [({"alpha": math.nan}, ["alpha", "nan"]),
+                                      ({"max_temperature": 0}, ["max_temperature", "0"])], ids=["alpha", "max-temp"])
+def test_bad_allocation_numbers_are_named(kw, words):
+    with pytest.raises(EnvError) as err:
+        gym.make("batsched_py/Allocation-v0", jobs=allocation().jobs, nb_processors=4, **kw)
+    assert all(w in str(err.value) for w in words), err.value
+
+
 def test_a_step_after_close_is_named():
     env = shutdown()
     env.reset()
