@@ -4,6 +4,7 @@ process that died, not an option silently ignored, not a hang); SIGINT/SIGTERM s
 checkpoints and finished days kept and OUT/_INCOMPLETE saying which signal; a checkpoint cut short
 is not resumed from."""
 import csv
+import json
 import os
 import signal
 import subprocess
@@ -83,6 +84,19 @@ def test_resume_with_nothing_to_resume_says_so(tmp_path, capsys):
     assert train_main(_train(tmp_path, "--vec-env", "dummy", "--resume", "--hyper", '{"n_steps": 32}')) == 0
     assert "--resume: no checkpoint in" in capsys.readouterr().err
     assert (tmp_path / "out" / "model.zip").is_file() and not (tmp_path / "out" / "_INCOMPLETE").exists()
+
+
+def test_resume_says_which_new_settings_the_checkpoint_overrides(tmp_path, capsys):
+    first = _train(tmp_path, "--vec-env", "dummy", "--actors", "1", "--checkpoint-every", "32", "--hyper",
+                   '{"n_steps": 32, "learning_rate": 0.001}')
+    assert train_main(first) == 0
+    again = _train(tmp_path, "--vec-env", "dummy", "--actors", "1", "--checkpoint-every", "32", "--resume",
+                   "--hyper", '{"n_steps": 32, "learning_rate": 0.5}')
+    again[again.index("--total-steps") + 1] = "64"
+    assert train_main(again) == 0
+    assert "the checkpoint's PPO settings are kept: learning_rate 0.001 (not 0.5)" in capsys.readouterr().err
+    record = json.loads((tmp_path / "out" / "model.json").read_text())
+    assert record["hyperparameters"]["learning_rate"] == 0.001 and record["resumed_from"]
 
 
 def test_a_checkpoint_cut_short_is_not_resumed_from(tmp_path):

@@ -168,6 +168,11 @@ def train(config: TrainConfig, argv: Optional[Sequence[str]] = None) -> Path:
         if resumed_from is not None:
             model = algo.load(resumed_from, env=venv, device="cpu")
             model.tensorboard_log = str(config.out / "tensorboard")
+            kept = _kept_settings(model, hyper)
+            if kept:
+                print(f"train: --resume: the checkpoint's PPO settings are kept: "
+                      f"{', '.join(f'{k} {v!r} (not {hyper[k]!r})' for k, v in kept.items())}", file=sys.stderr)
+                hyper.update(kept)          # (model.json records what trained)
         else:
             try:
                 model = algo(policy, venv, policy_kwargs=policy_kwargs(), seed=config.seed, device="cpu", verbose=0,
@@ -214,6 +219,16 @@ def train(config: TrainConfig, argv: Optional[Sequence[str]] = None) -> Path:
     (config.out / "model.json").write_text(json.dumps(record, indent=2) + "\n")
     marker.unlink()
     return path
+
+
+def _kept_settings(model: Any, hyper: dict[str, Any]) -> dict[str, Any]:
+    """The PPO settings of a loaded checkpoint that differ from ``hyper`` (SB3 keeps the checkpoint's)."""
+    kept = {}
+    for key, value in hyper.items():
+        have = getattr(model, key, value)
+        if not callable(have) and have != value:
+            kept[key] = have
+    return kept
 
 
 def _check_env(config: TrainConfig, env_id: str) -> None:
