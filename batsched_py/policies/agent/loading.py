@@ -56,5 +56,7 @@ def trained_agent(scheduler_name: str, env: str, options: dict) -> tuple[Callabl
     model, deterministic = options.pop("model", None), options.pop("deterministic", True)
     if not isinstance(model, str):
         raise PolicyOptionError(f"{scheduler_name} needs option model: the path of a trained agent (.zip)")
+    if not isinstance(deterministic, bool):
+        raise PolicyOptionError(f"{scheduler_name}: option deterministic must be true or false, not {deterministic!r}")
     from ...agents.common.saved import load_agent
-    return load_agent(model, env, deterministic=bool(deterministic)), options
+    return load_agent(model, env, deterministic=deterministic), options
