@@ -29,6 +29,19 @@ def _train(tmp_path, *extra):
             "--actors", "2", "--no-progress", *extra]
 
 
+def _one_line_error(main, argv, capsys, command):
+    """The last line of what ``main(argv)`` printed, checked to be batsched-py COMMAND's one-line
+    error (status 2, from argparse or from the command, no traceback)."""
+    try:
+        code = main(argv)
+    except SystemExit as exc:                  # (argparse)
+        code = exc.code
+    assert code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.splitlines()[-1].startswith(f"batsched-py {command}: ") and "Traceback" not in err, err
+    return err.splitlines()[-1]
+
+
 @pytest.mark.parametrize("extra,words", [
     (["--env", '{"bogus": 1}'], ["--env", "bogus"]),                        # in a subprocess actor before
     (["--vec-env", "dummy", "--hyper", '{"bogus": 1}'], ["--hyper", "bogus"]),
@@ -38,14 +51,8 @@ def _train(tmp_path, *extra):
     (["--vec-env", "ray", "--ray-address", "nohost:port"], ["--ray-address nohost:port", "cannot connect to Ray"]),
 ], ids=["env-key", "hyper-key", "hyper-type", "threads", "checkpoints", "ray-address"])
 def test_bad_training_settings_are_named(tmp_path, capsys, extra, words):
-    try:
-        code = train_main(_train(tmp_path, *extra))
-    except SystemExit as exc:                  # (argparse)
-        code = exc.code
-    assert code == 2
-    err = capsys.readouterr().err.strip()
-    assert err.splitlines()[-1].startswith("batsched-py train: ") and "Traceback" not in err, err
-    assert all(w in err.splitlines()[-1] for w in words), err
+    last = _one_line_error(train_main, _train(tmp_path, *extra), capsys, "train")
+    assert all(w in last for w in words), last
     assert not (tmp_path / "out" / "_INCOMPLETE").exists()
 
 
@@ -137,14 +144,8 @@ def test_bad_evaluation_settings_are_named(tmp_path, capsys, extra, words):
     from batsched_py.agents.common.cli import evaluate_main
     (tmp_path / "a-file").touch()
     extra = [e.replace("{tmp}", str(tmp_path)) for e in extra]
-    try:
-        code = evaluate_main(_evaluate(tmp_path, *extra))
-    except SystemExit as exc:                  # (argparse)
-        code = exc.code
-    assert code == 2
-    err = capsys.readouterr().err.strip()
-    assert err.splitlines()[-1].startswith("batsched-py evaluate: ") and "Traceback" not in err, err
-    assert all(w in err.splitlines()[-1] for w in words), err
+    last = _one_line_error(evaluate_main, _evaluate(tmp_path, *extra), capsys, "evaluate")
+    assert all(w in last for w in words), last
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=lambda s: s.name)
