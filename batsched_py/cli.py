@@ -78,7 +78,7 @@ def json_object(text: str, source: str) -> dict[str, Any]:
     """Scheduler options: ``text`` must hold a JSON object; errors name ``source``."""
     try:
         options = json.loads(text)
-    except json.JSONDecodeError as exc:
+    except ValueError as exc:       # JSONDecodeError, or an integer of more than 4300 digits
         raise CliError(f"{source}: invalid JSON ({exc})") from None
     except RecursionError:
         raise CliError(f"{source}: JSON nested too deep") from None
@@ -209,12 +209,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from .transport.zmq_server import serve
     scheduler = create_scheduler(create, args.scheduler, parse_options(args.config))
     session = serve(scheduler, args.socket, timeout=args.timeout or None, busy_wait=args.busy_wait / 1e6,
-                    transport=args.transport)
+                    transport=args.transport, on_bound=lambda bound: _tell_chosen_port(args.socket, bound))
     if not args.quiet:
         jobs = scheduler.jobs
         print(f"batsched-py serve: simulation ended at t={scheduler.now:g} after {session.messages} messages; "
               f"{len(jobs.finished)} jobs finished, {len(jobs.queue)} left in queue", file=sys.stderr)
     return 0
+
+
+def _tell_chosen_port(asked: str, bound: str) -> None:
+    # (even with -q: Batsim cannot connect to a port nobody knows)
+    if bound != asked:
+        print(f"batsched-py serve: listening on {bound}", file=sys.stderr, flush=True)
 
 
 def create_scheduler(create, name: str, options: dict[str, Any]):

@@ -1,7 +1,10 @@
 """The one wording of the faults of text input (files and messages): bytes that are not UTF-8,
-damaged gzip data under a ``.gz`` file, and a file that cannot be opened."""
+damaged gzip data under a ``.gz`` file, and a file that cannot be opened; and text files
+written whole or not at all."""
 import gzip
+import os
 import zlib
+from pathlib import Path
 
 #: What reading a damaged gzip file raises: cut short (EOFError), bad header, bad deflate data.
 GZIP_FAULTS = (EOFError, gzip.BadGzipFile, zlib.error)
@@ -22,3 +25,15 @@ def os_error(exc: OSError) -> str:
     if exc.filename is None or exc.strerror is None:
         return str(exc)
     return f"{exc.filename}: {exc.strerror[0].lower() + exc.strerror[1:]}"
+
+
+def write_whole(path: Path, text: str) -> None:
+    """Write ``path`` (and its folder) whole or not at all: an interrupted writer leaves no
+    truncated file, since the text goes to PATH.part, renamed when complete."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    part = path.with_name(path.name + ".part")
+    try:
+        part.write_text(text)
+        os.replace(part, path)
+    finally:
+        part.unlink(missing_ok=True)

@@ -42,6 +42,7 @@ sys.path.insert(0, str(ROOT))
 import gymnasium as gym  # noqa: E402
 
 import batsched_py.envs  # noqa: E402,F401
+from batsched_py.argtypes import count, positive_count  # noqa: E402
 from batsched_py.agents.elastic import SarsaAgent, run_episode  # noqa: E402
 from batsched_py.emulator.platform import load_platform  # noqa: E402
 from batsched_py.envs.elastic import busiest_vos  # noqa: E402
@@ -273,21 +274,22 @@ def targets(r: dict) -> str:
     return "\n".join(out)
 
 
-def main() -> int:
+def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared",
                     help="the shared folder, holding data/swf/LPC-EGEE-2004-1.2-cln.swf.gz (default ../shared)")
     ap.add_argument("--out", type=Path, default=ROOT / "out" / "elastic",
                     help="folder of the windows, Batsim outputs, tables and figures (default out/elastic)")
-    ap.add_argument("--episodes", type=int, default=2, help="epsilon-greedy training episodes after pre-training")
-    ap.add_argument("--jobs", type=int, default=9500, help="jobs per window (sparsest, busy)")
+    ap.add_argument("--episodes", type=count, default=2,
+                    help="epsilon-greedy training episodes after pre-training (default 2)")
+    ap.add_argument("--jobs", type=positive_count, default=9500, help="jobs per window (sparsest, busy; default 9500)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the agents' exploration and reservoirs (default 0)")
     ap.add_argument("--skip-ff", action="store_true", help="leave out the feed-forward variant")
     ap.add_argument("--window", choices=("sparsest", "seven-weeks", "busy"), default="sparsest",
                     help="sparsest: the --jobs windows with the longest spans (test; training: before it); "
                          "seven-weeks: the seven-week windows with the fewest jobs (test; training: before "
                          "it); busy: --jobs jobs from cleaned jobs 152,000 and 176,000 on")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if not (args.shared / TRACE).is_file():
         print(f"reproduce_elastic: {args.shared / TRACE} not found (give --shared)", file=sys.stderr)
         return 2

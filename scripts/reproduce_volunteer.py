@@ -31,7 +31,8 @@ import gymnasium as gym  # noqa: E402
 
 import batsched_py.envs  # noqa: E402,F401
 from batsched_py.agents.volunteer import make_policy, run_episode  # noqa: E402
-from batsched_py.platforms.volunteer import generate_pool, write_pool_platform  # noqa: E402
+from batsched_py.interrupts import exit_status, interruption, signals_interrupt  # noqa: E402
+from batsched_py.platforms.volunteer import PoolError, generate_pool, write_pool_platform  # noqa: E402
 from batsched_py.workloads.progress import progress  # noqa: E402
 from batsched_py.workloads.volunteer import generate_jobs, generate_logins, write_events  # noqa: E402
 
@@ -98,6 +99,22 @@ def figure(rows: list[dict], path: Path) -> None:
     fig.savefig(path, dpi=100)
 
 
+def simulate(spec: dict, paths: dict, seed: int) -> dict:
+    """One run of the study: its row of volunteer.csv (printed too)."""
+    env = gym.make("batsched_py/VolunteerPool-v0", platform=paths["platform"], workloads=paths["workloads"],
+                   events=paths["events"], level=spec["level"],
+                   sigma=spec["sigma"] if spec["sigma"] != "" else 0.5, seed=seed).unwrapped
+    params = {} if spec["policy"] == "random" else {"epsilon": spec["epsilon"], "sigma": spec["sigma"]}
+    started = time.perf_counter()
+    figures = run_episode(env, make_policy(spec["policy"], seed=seed, **params), seed=seed)
+    env.close()
+    r = {**spec, **{k: float(figures[k]) for k in FIELDS[5:-1]}, "seconds": round(time.perf_counter() - started, 1)}
+    print(f"{r['run']:38s} good {r['good_mwh']:.3f} MWh  wasted {r['wasted_mwh']:.3f} MWh  total "
+          f"{r['total_mwh']:.3f} MWh  overhead {r['overhead_min']:.1f} min  completed {r['completed']:.0f} jobs  "
+          f"({r['seconds']} s)", flush=True)
+    return r
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -110,30 +127,30 @@ def main(argv=None) -> int:
     ap.add_argument("--headline", action="store_true",
                     help="only random and the cluster level at epsilon 0.1 and 0.01, sigma 0.5 (no figure)")
     args = ap.parse_args(argv)
-    paths = inputs(args)
+    try:
+        paths = inputs(args)
+    except PoolError as exc:
+        print(f"reproduce_volunteer: {exc}", file=sys.stderr)
+        return 2
     todo = runs()
     if args.headline:
         todo = [r for r in todo if r["policy"] == "random"
                 or (r["level"] == "cluster" and r["sigma"] == 0.5 and r["epsilon"] in (0.1, min(EPSILONS)))]
     rows = []
-    for spec in progress(todo, "simulations", every=1, unit="runs"):
-        env = gym.make("batsched_py/VolunteerPool-v0", platform=paths["platform"], workloads=paths["workloads"],
-                       events=paths["events"], level=spec["level"],
-                       sigma=spec["sigma"] if spec["sigma"] != "" else 0.5, seed=args.seed).unwrapped
-        params = {} if spec["policy"] == "random" else {"epsilon": spec["epsilon"], "sigma": spec["sigma"]}
-        started = time.perf_counter()
-        figures = run_episode(env, make_policy(spec["policy"], seed=args.seed, **params), seed=args.seed)
-        env.close()
-        rows.append({**spec, **{k: float(figures[k]) for k in FIELDS[5:-1]},
-                     "seconds": round(time.perf_counter() - started, 1)})
-        r = rows[-1]
-        print(f"{r['run']:38s} good {r['good_mwh']:.3f} MWh  wasted {r['wasted_mwh']:.3f} MWh  total "
-              f"{r['total_mwh']:.3f} MWh  overhead {r['overhead_min']:.1f} min  completed {r['completed']:.0f} jobs  "
-              f"({r['seconds']} s)", flush=True)
+    # (a row as each run ends: Ctrl-C keeps the runs done)
     with open(args.out / "volunteer.csv", "w", newline="") as f:
         writer = csv.DictWriter(f, FIELDS)
         writer.writeheader()
-        writer.writerows(rows)
+        try:
+            with signals_interrupt():
+                for spec in progress(todo, "simulations", every=1, unit="runs"):
+                    rows.append(simulate(spec, paths, args.seed))
+                    writer.writerow(rows[-1])
+                    f.flush()
+        except KeyboardInterrupt as exc:
+            print(f"reproduce_volunteer: {interruption(exc)}; {len(rows)} of {len(todo)} runs are in "
+                  f"{args.out / 'volunteer.csv'}", file=sys.stderr)
+            return exit_status(exc)
     if not args.headline:
         figure(rows, args.out / "volunteer.png")
     random = rows[0]

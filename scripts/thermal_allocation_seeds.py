@@ -35,6 +35,7 @@ from tqdm import tqdm  # noqa: E402
 import batsched_py.envs  # noqa: E402,F401
 from batsched_py.agents.allocation.cluster import ALLOCATORS, room  # noqa: E402
 from batsched_py.agents.allocation.jobs import load_jobs  # noqa: E402
+from batsched_py.argtypes import non_negative, positive, positive_count  # noqa: E402
 from thermal_allocation_study import TRACE, add_trace_arguments, write_csv  # noqa: E402
 from thermal_allocation_study import play as play_episode  # noqa: E402
 
@@ -98,16 +99,16 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     add_trace_arguments(ap)
-    ap.add_argument("--processors", type=int, default=8, help="processors of 24 cores (default %(default)s)")
-    ap.add_argument("--val-days", type=float, default=30.0,
+    ap.add_argument("--processors", type=positive_count, default=8, help="processors of 24 cores (default %(default)s)")
+    ap.add_argument("--val-days", type=positive, default=30.0,
                     help="validation days: the end of the training window (default %(default)s)")
-    ap.add_argument("--alpha", type=float, default=0.5, help="temperature weight (default %(default)s)")
+    ap.add_argument("--alpha", type=non_negative, default=0.5, help="temperature weight (default %(default)s)")
     ap.add_argument("--seeds", default="0-7", help="seeds, e.g. 0-7 or 0,3 (default %(default)s)")
     ap.add_argument("--steps", default="30000", help="training decisions, comma-separated (default %(default)s)")
-    ap.add_argument("--episode-days", type=float, default=2.0, help="training episode length (default %(default)s)")
+    ap.add_argument("--episode-days", type=positive, default=2.0, help="training episode length (default %(default)s)")
     ap.add_argument("--reward", choices=("instant", "interval"), default="instant",
                     help="Allocation-v0's reward while training (default %(default)s)")
-    ap.add_argument("--workers", type=int, default=os.cpu_count(), help="processes (default: one per CPU)")
+    ap.add_argument("--workers", type=positive_count, default=os.cpu_count(), help="processes (default: one per CPU)")
     ap.add_argument("--out", default="results/thermal_allocation/seeds", help="CSV and models (default %(default)s)")
     ap.add_argument("--summary", metavar="FOLDER",
                     help="train nothing: print one line per run folder (with a runs.csv) under FOLDER")

@@ -41,6 +41,7 @@ import gymnasium as gym  # noqa: E402
 import numpy as np  # noqa: E402
 
 import batsched_py.envs  # noqa: E402,F401
+from batsched_py.argtypes import non_negative_list, positive, positive_count  # noqa: E402
 from batsched_py.agents.allocation.cluster import ALLOCATORS, Cluster, online_opt1  # noqa: E402
 from batsched_py.agents.allocation.dqn import greedy_action, train  # noqa: E402
 from batsched_py.agents.allocation.jobs import load_jobs  # noqa: E402
@@ -87,28 +88,35 @@ def packed(jobs, wait, n, params):
     return model.energy.sum() / model.now, model.degree_seconds.sum() / model.now / n
 
 
+def alphas(text: str) -> str:
+    """Comma-separated temperature weights >= 0, or '' (none); checked, kept as written."""
+    if text.strip():
+        non_negative_list(text)
+    return text
+
+
 def add_trace_arguments(ap: argparse.ArgumentParser) -> None:
     """--shared, --days and --test-days: the trace and its held-out end (the thermal scripts')."""
     ap.add_argument("--shared", default=os.environ.get("BATSCHED_PY_SHARED", str(ROOT.parent / "shared")),
                     help="the shared data folder (default %(default)s)")
-    ap.add_argument("--days", type=float, default=182.0, help="days of the trace used (default %(default)s)")
-    ap.add_argument("--test-days", type=float, default=30.0, help="held-out days at the end (default %(default)s)")
+    ap.add_argument("--days", type=positive, default=182.0, help="days of the trace used (default %(default)s)")
+    ap.add_argument("--test-days", type=positive, default=30.0, help="held-out days at the end (default %(default)s)")
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     add_trace_arguments(ap)
-    ap.add_argument("--processors", type=int, default=1152, help="processors of 24 cores (default %(default)s)")
-    ap.add_argument("--steps", type=int, default=20_000, help="DQN training decisions per alpha (default %(default)s)")
-    ap.add_argument("--alphas", default="0,0.5,1,2,3,4",
+    ap.add_argument("--processors", type=positive_count, default=1152, help="processors of 24 cores (default %(default)s)")
+    ap.add_argument("--steps", type=positive_count, default=20_000, help="DQN training decisions per alpha (default %(default)s)")
+    ap.add_argument("--alphas", type=alphas, default="0,0.5,1,2,3,4",
                     help="temperature weights; '' for Table 4.1 only (default %(default)s)")
-    ap.add_argument("--episode-days", type=float, default=2.0, help="training episode length (default %(default)s)")
-    ap.add_argument("--predictor-alphas", default="0.5",
+    ap.add_argument("--episode-days", type=positive, default=2.0, help="training episode length (default %(default)s)")
+    ap.add_argument("--predictor-alphas", type=alphas, default="0.5",
                     help="alphas at which a second DQN is trained on the tandem predictor (the thesis' offline "
                          "training) and evaluated on the physical model, beside the one trained on the physical "
                          "model; '' for none (default %(default)s)")
-    ap.add_argument("--predictor-epochs", type=int, default=3, help="(default %(default)s)")
+    ap.add_argument("--predictor-epochs", type=positive_count, default=3, help="(default %(default)s)")
     ap.add_argument("--out", default="results/thermal_allocation", help="CSV folder (default %(default)s)")
     ap.add_argument("--models", default="models", help="where the alpha 0.5 DQN is saved (default %(default)s)")
     ap.add_argument("--seed", type=int, default=0)

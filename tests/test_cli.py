@@ -107,6 +107,7 @@ def test_serve_requires_scheduler(capsys):
 @pytest.mark.parametrize("text, words", [
     ('{"a": 1}', None), ("", None), ('{bad', "invalid JSON"), ("[1]", "neither a JSON object"),
     ("/missing.json", "neither a JSON object"),
+    pytest.param('{"a": ' + "9" * 5000 + "}", r"invalid JSON \(Exceeds the limit", id="integer-of-5000-digits"),
 ])
 def test_parse_options(text, words):
     if words is None:

@@ -1,5 +1,7 @@
 """SIGINT and SIGTERM during `run` and `emulate`: the outputs are closed and marked
-PREFIX_INCOMPLETE, saying which signal interrupted the run; the exit status is 128 + the signal."""
+PREFIX_INCOMPLETE, saying which signal interrupted the run; the exit status is 128 + the signal.
+During the converters (swf2json, platform, workload): each output is whole or absent."""
+import json
 import os
 import signal
 import subprocess
@@ -84,3 +86,48 @@ def test_emulate_waiting_for_a_scheduler_says_so_and_is_interruptible(tmp_path, 
         _check_interrupted(proc, sig, prefix)
     finally:
         sock.close(0)
+
+
+# A command whose Nth file rename (the last step of writing a whole file) waits until a signal comes
+HELD_WRITE = """
+import os, sys, time
+from pathlib import Path
+real_replace, renames = os.replace, []
+def held(src, dst):
+    renames.append(dst)
+    if len(renames) == int(sys.argv[2]):
+        Path(sys.argv[1]).touch()
+        time.sleep(60)
+    real_replace(src, dst)
+os.replace = held
+from batsched_py.cli import main
+sys.exit(main(sys.argv[3:]))
+"""
+TINY_SWF = ROOT / "tests" / "data" / "swf" / "tiny.swf"
+BATSIM3_WORKLOAD = '{"nb_res": 1, "jobs": [], "profiles": {"p": {"type": "msg_par_hg", "cpu": 1, "com": 0}}}'
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=lambda s: s.name)
+@pytest.mark.parametrize("args, held, left, said", [
+    (["swf2json", str(TINY_SWF), "{out}/ep", "--split", "day", "--renumber", "-q"], 2, ["ep_1970-01-01.json"],
+     "swf2json: interrupted by {}: 1 workload file written, whole; no other"),
+    (["platform", "taurus", "{out}/p.xml"], 1, [], "platform: interrupted by {} (outputs are written whole or not at all)"),
+    (["workload", "upgrade", "{src}", "{out}/w4.json"], 1, [],
+     "workload: interrupted by {} (outputs are written whole or not at all)"),
+], ids=["swf2json", "platform", "workload"])
+def test_interrupted_converters_leave_whole_files_only(tmp_path, sig, args, held, left, said):
+    """Ctrl-C or SIGTERM while a converter writes: one line, 128 + the signal, and each output is
+    whole or absent (they were tracebacks, and a file cut short)."""
+    started, out, source = tmp_path / "started", tmp_path / "out", tmp_path / "w3.json"
+    source.write_text(BATSIM3_WORKLOAD)
+    argv = [a.format(out=out, src=source) for a in args]
+    proc = subprocess.Popen([sys.executable, "-c", HELD_WRITE, started, str(held), *argv], env=_env(), cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    _wait_for(started, proc)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=30)
+    assert (proc.returncode, err) == (128 + sig.value, said.format(sig.name) + "\n")
+    assert sorted(p.name for p in out.iterdir()) == left        # (the held file's .part is gone too)
+    for name in left:
+        assert json.loads((out / name).read_text())["jobs"]

@@ -71,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="accepted for compatibility: the emulator writes no Pajé schedule trace")
     ap.add_argument("-T", "--disable-machine-state-tracing", action="store_true",
                     help="do not write PREFIX_machine_states.csv")
-    ap.add_argument("--timeout", type=non_negative, default=60.0, help="seconds to wait for each reply (emulator only)")
+    ap.add_argument("--timeout", type=non_negative, default=60.0, help="seconds to wait for each reply (0: wait for ever; default %(default)g; emulator only)")
     ap.add_argument("--busy-wait", type=non_negative, default=0.0, metavar="MICROSECONDS",
                     help="poll this long for each reply before sleeping: shorter round trips on an idle "
                          "machine for at most this much CPU per message (default %(default)g: always sleep; "

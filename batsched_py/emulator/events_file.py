@@ -14,6 +14,7 @@ from typing import Any
 from procset import ProcSet
 
 from ..textfiles import not_utf8
+from ..workloads.document import NO_NAN, non_finite
 from .errors import EmulatorError
 from .json_numbers import rapidjson_double
 
@@ -47,12 +48,19 @@ def load_events(path: str | Path, *, nb_hosts: int) -> list[ExternalEvent]:
             obj = json.loads(line, parse_float=rapidjson_double)
         except json.JSONDecodeError as exc:
             raise EmulatorError(f"{where}: invalid JSON ({exc.msg})") from None
+        except ValueError as exc:       # an integer of more than 4300 digits
+            raise EmulatorError(f"{where}: invalid JSON ({exc})") from None
+        except RecursionError:
+            raise EmulatorError(f"{where}: JSON nested too deep") from None
         if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
             raise EmulatorError(f"{where}: an event must be an object with a string 'type'")
         t = obj.get("timestamp")
         # (json reads NaN and Infinity, which no event time can be)
         if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t < math.inf:
             raise EmulatorError(f"{where}: 'timestamp' must be a finite non-negative number, got {json.dumps(t)}")
+        bad = non_finite(obj)       # (a generic event goes to the scheduler as it is)
+        if bad is not None:
+            raise EmulatorError(f"{where}: {bad}: {NO_NAN}")
         if t < last:
             raise EmulatorError(f"{where}: timestamps must be in ascending order ({t} < {last})")
         last = t

@@ -427,23 +427,32 @@ class _Builder:
                 self.star_routes(zone, host, [up] + backbone, backbone + [down])
 
 
+#: Most hosts one cluster's radical may name: a typing slip (0-99999999999) is refused before it fills memory.
+MAX_CLUSTER_HOSTS = 1_000_000
+
+
 def radical_ids(text: str) -> list[int]:
     """The numbers of a cluster's ``radical`` ("0-3,7" -> 0, 1, 2, 3, 7); ValueError if bad."""
-    out: list[int] = []
+    ranges = []
     for part in text.split(","):
         bounds = part.strip().split("-")
-        lo, hi = int(bounds[0]), int(bounds[-1])
-        if len(bounds) > 2 or hi < lo:
-            raise ValueError(text)
-        out.extend(range(lo, hi + 1))
-    return out
+        try:
+            lo, hi = int(bounds[0]), int(bounds[-1])
+        except ValueError:
+            lo = hi = -1
+        if len(bounds) > 2 or hi < lo or lo < 0:
+            raise ValueError("not a list of N or N-M ranges")
+        ranges.append(range(lo, hi + 1))
+    if sum(map(len, ranges)) > MAX_CLUSTER_HOSTS:
+        raise ValueError(f"{sum(map(len, ranges)):,} hosts, more than the {MAX_CLUSTER_HOSTS:,} the emulator builds")
+    return [i for r in ranges for i in r]
 
 
 def _radicals(text: str, where: str) -> list[int]:
     try:
         return radical_ids(text)
-    except ValueError:
-        raise NotModelled(f"cluster {where!r}: bad radical {text!r}") from None
+    except ValueError as exc:
+        raise NotModelled(f"cluster {where!r}: bad radical {text!r} ({exc})") from None
 
 
 # -------------------------------------------------------------------- route resolution

@@ -379,8 +379,8 @@ def _expand_cluster(elem: ET.Element, out: list[_RawHost], path: str) -> None:
     props = _props_of(elem)
     try:
         ids = radical_ids(radical)
-    except ValueError:
-        raise PlatformError(f"{path}: cluster {cid!r}: bad radical {radical!r}") from None
+    except ValueError as exc:
+        raise PlatformError(f"{path}: cluster {cid!r}: bad radical {radical!r} ({exc})") from None
     for i in ids:
         name = f"{elem.get('prefix', '')}{i}{elem.get('suffix', '')}"
         # SimGrid gives every cluster host the cluster's <prop>s.

@@ -14,7 +14,7 @@ from typing import Any, Optional
 from .errors import EmulatorError
 from .json_numbers import rapidjson_double
 from ..protocol import JobDescription
-from ..workloads.document import WorkloadError, read_workload_file
+from ..workloads.document import NO_NAN, WorkloadError, non_finite, read_workload_file
 from .profiles import Profile, expand_tasks, parse_profile, unsupported_part
 
 __all__ = ["Job", "Workload", "load_workload", "make_job", "unsupported_jobs_error"]
@@ -119,6 +119,9 @@ def _job(workload: Workload, raw: Any, full_id: Optional[str],
     # What JobDescription.from_data would give for the file's object with the full id (checked above).
     if len(raw) > 5 or "subtime" not in raw or "walltime" not in raw:
         extra = {k: v for k, v in raw.items() if k not in _keys}
+        bad = non_finite(extra)
+        if bad is not None:
+            raise _Invalid(f"job {full!r}: {bad}: {NO_NAN}")
     else:
         extra = {}
     desc = _desc(full, res, profile, get("subtime"), get("walltime"), extra)
@@ -196,6 +199,9 @@ def load_workload(path: str | Path, name: str, *, nb_hosts: int, free_network: b
     wl = Workload(name, str(path), _batsim_top_level(data, where), [], {})
     for pname, praw in raw_profiles.items():
         wl.profiles[pname] = parse_profile(pname, praw, where, free_network=free_network)
+        field = non_finite(praw)      # (forwarded as it is with --forward-profiles-on-submission)
+        if field is not None:
+            raise EmulatorError(f"{where}: profile {pname!r}: {field}: {NO_NAN}")
     for pname, p in wl.profiles.items():
         if p.type == "composed":
             expand_tasks(p, wl.profiles, where)   # unknown sub-profiles and cycles, early

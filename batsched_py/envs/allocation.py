@@ -36,6 +36,7 @@ and of the baseline.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import fields
 from pathlib import Path
 from typing import Any, Optional
@@ -48,7 +49,7 @@ from ..agents.allocation.cluster import ALLOCATORS, Cluster, guarded, observatio
 from ..agents.allocation.jobs import Jobs, load_jobs
 from ..emulator.thermal import ThermalParams
 from ..policies.agent.base import action_int
-from .core import EnvError
+from .core import EnvError, reset_options
 
 BASELINES = ("round_robin", "greedy")
 REWARDS = ("instant", "interval")
@@ -72,8 +73,10 @@ class AllocationEnv(gym.Env):
             raise EnvError(f"reward {reward!r}: choose one of {', '.join(REWARDS)}")
         if backend not in ("physics", "predictor"):
             raise EnvError(f"backend {backend!r}: choose physics or predictor")
-        if not isinstance(alpha, (int, float)) or alpha < 0:
-            raise EnvError(f"alpha: {alpha!r} is not a non-negative number")
+        if not isinstance(alpha, (int, float)) or not 0 <= alpha < math.inf:
+            raise EnvError(f"alpha: {alpha!r} is not a finite non-negative number")
+        if not isinstance(max_temperature, (int, float)) or not 0 < max_temperature < math.inf:
+            raise EnvError(f"max_temperature: {max_temperature!r} is not a positive number of degrees C")
         if not episode_days > 0:
             raise EnvError(f"episode_days: {episode_days!r} is not a positive number")
         unknown = sorted(set(thermal or {}) - ({f.name for f in fields(ThermalParams)} - {"cores"}))
@@ -106,7 +109,10 @@ class AllocationEnv(gym.Env):
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
         super().reset(seed=seed)
         span = float(self.jobs.submit[-1])
-        start = (options or {}).get("start")
+        start = reset_options(options, ("start",)).get("start")
+        if start is not None and (isinstance(start, bool) or not isinstance(start, (int, float))
+                                  or not math.isfinite(start)):
+            raise EnvError(f"reset(options={{'start': {start!r}}}): not a time in s")
         if start is None:
             # a random job's submission (the trace has idle gaps longer than an episode)
             late = int(np.searchsorted(self.jobs.submit, max(span - self.episode, 0), side="right"))

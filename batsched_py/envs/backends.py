@@ -44,6 +44,8 @@ class EmulatorBackend:
         return self.emulation.send(reply)
 
     def close(self) -> None:
+        if not self.emulation.complete and self.emulation.error is None:    # (else 'unknown error')
+            self.emulation.error = "the environment ended the episode first (truncated, reset or closed)"
         self.emulation.close()
 
 

@@ -8,6 +8,7 @@ reply.  Nothing here touches a socket: the backend (backends.py) is the only I/O
 """
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -27,6 +28,8 @@ def workload_files(workloads: "str | Path | Sequence[str | Path]") -> list[Path]
     """Workload files from paths and folders (every ``*.json`` in a folder, sorted)."""
     if isinstance(workloads, (str, Path)):
         workloads = [workloads]
+    if not isinstance(workloads, (list, tuple)):
+        raise EnvError(f"workloads: {workloads!r} is not a path or a list of paths")
     files: list[Path] = []
     for w in workloads:
         path = Path(w)
@@ -62,6 +65,26 @@ def platform_hosts(platform: "str | Path") -> tuple[Path, int, dict[str, str]]:
         raise EnvError(f"platform: {path}: the environments need hosts with sleep pstates (property "
                        f"sleep_pstates); {len(mute)} host(s) have none, e.g. {mute[0]}")
     return path, plat.nb_hosts, dict(plat.hosts[0].zone_properties) if plat.hosts else {}
+
+
+def reset_options(options: Any, known: Sequence[str]) -> dict[str, Any]:
+    """``reset(options=...)`` checked: a dict of known keys (a misspelt one would be ignored)."""
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise EnvError(f"reset(options={options!r}): not a dict")
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise EnvError(f"reset(options=...): unknown key(s) {', '.join(map(repr, unknown))}; this environment's: "
+                       f"{', '.join(map(repr, known))}")
+    return options
+
+
+def weight(name: str, value: Any) -> float:
+    """A reward weight: a finite number (a NaN would make every reward NaN)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise EnvError(f"{name}: {value!r} is not a finite number")
+    return float(value)
 
 
 class BatsimEnv(gym.Env):
@@ -110,7 +133,7 @@ class BatsimEnv(gym.Env):
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict[str, Any]] = None):
         super().reset(seed=seed)
         self._close_backend()
-        workload = (options or {}).get("workload")
+        workload = reset_options(options, ("workload",)).get("workload")
         if workload is None:
             workload = self.workloads[int(self.np_random.integers(len(self.workloads)))]
         elif not Path(workload).is_file():
@@ -133,7 +156,14 @@ class BatsimEnv(gym.Env):
             raise EnvError("step() after the episode ended (or before reset()): call reset() first")
         self.scheduler.act(action)
         self.steps += 1
-        self._run_to_decision()
+        try:
+            self._run_to_decision()
+        except BaseException:
+            # (the backend or the scheduler failed: the episode is over, and a later step says so
+            # rather than 'act() outside a decision point')
+            self.ended = True
+            self._close_backend()
+            raise
         reward = self.reward()
         truncated = not self.ended and self.truncated()
         terminated = self.ended
@@ -153,6 +183,7 @@ class BatsimEnv(gym.Env):
 
     def close(self) -> None:
         self._close_backend()
+        self.ended = True
         super().close()
 
     # --- the simulation between decision points -------------------------------------------------

@@ -22,7 +22,7 @@ from gymnasium import spaces
 from ..policies.agent import SchedulingScheduler
 from ..policies.agent.nodes import NodeState, node_masks, node_states
 from ..scheduler import HostState
-from .core import BatsimEnv, EnvError
+from .core import BatsimEnv, EnvError, weight
 from .meter import job_figures
 
 
@@ -42,7 +42,8 @@ class SchedulingEnv(BatsimEnv):
         self.make_scheduler()
         if not isinstance(max_time, (int, float)) or not max_time > 0:
             raise EnvError(f"max_time: {max_time!r} is not a positive number")
-        self.rho, self.sigma, self.tau, self.max_time = rho, sigma, tau, max_time
+        self.rho, self.sigma, self.tau = weight("rho", rho), weight("sigma", sigma), weight("tau", tau)
+        self.max_time = max_time
         self.masks = node_masks(self.nb_hosts, cores_per_node)
         self.action_space = spaces.Discrete(max_queue + 1)
         self.observation_space = spaces.Dict({

@@ -21,7 +21,7 @@ from gymnasium import spaces
 
 from ..policies.agent import ShutdownScheduler
 from ..policies.agent.nodes import node_masks
-from .core import BatsimEnv, EnvError
+from .core import BatsimEnv, EnvError, weight
 from .meter import job_figures
 
 
@@ -42,7 +42,8 @@ class ShutdownEnv(BatsimEnv):
         self.options = {"dt": dt, "day": day, "cores_per_node": cores_per_node, "history": history,
                         "queue_features": queue_features}
         self.make_scheduler()        # (checks the options now, with the scheduler's own messages)
-        self.tau, self.energy_weight, self.qos_weight = tau, energy_weight, qos_weight
+        self.tau = tau
+        self.energy_weight, self.qos_weight = weight("energy_weight", energy_weight), weight("qos_weight", qos_weight)
         self.masks = node_masks(self.nb_hosts, cores_per_node)
         self.nb_nodes = len(self.masks)
         self.max_steps = int(round(day / dt))

@@ -48,15 +48,21 @@ def mounts(args: BatsimArgs) -> tuple[list[str], dict[Path, str], str]:
         host = path.resolve()
         if not host.is_file():
             raise LaunchError(f"docker backend: input file {path} not found")
-        if ":" in str(host.parent):
-            raise LaunchError(f"docker backend: cannot mount {host.parent} (a ':' in the path)")
+        _check_mountable(host.parent)
         if host.parent not in dirs:
             dirs[host.parent] = f"{IN_ROOT}/{len(dirs)}"
             volumes.append(f"{host.parent}:{dirs[host.parent]}:ro")
         paths[path] = f"{dirs[host.parent]}/{host.name}"
     out = Path(args.export).resolve()
+    _check_mountable(out.parent)
     volumes.append(f"{out.parent}:{OUT_DIR}:rw")
     return volumes, paths, f"{OUT_DIR}/{out.name}"
+
+
+def _check_mountable(folder: Path) -> None:
+    """Docker's HOST:CONTAINER:MODE volume syntax cannot hold a host folder with a ':'."""
+    if ":" in str(folder):
+        raise LaunchError(f"docker backend: cannot mount {folder} (a ':' in the path)")
 
 
 class ContainerPeer:

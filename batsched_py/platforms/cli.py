@@ -7,6 +7,8 @@ import warnings
 from pathlib import Path
 
 from ..argtypes import non_negative, non_negative_list, positive, positive_count, positive_list
+from ..interrupts import exit_status, interruption, signals_interrupt
+from ..textfiles import os_error, write_whole
 
 from .generate import energy_cluster, plain_cluster, platform_xml, taurus_cluster
 from .read import PlatformError
@@ -68,9 +70,30 @@ def check_like_batsim(path: str, energy: bool) -> None:
             raise PlatformError(f"{path} was written but Batsim 4.2.1 would refuse it: {exc}") from None
 
 
+#: The cluster options that only shape the energy model (``--no-energy`` has none).
+ENERGY_OPTIONS = ("idle", "compute", "sleep", "off_time", "off_watts", "on_time", "on_watts")
+
+
+def _ignored_by_no_energy(args: argparse.Namespace) -> list[str]:
+    defaults = _parser().parse_args(["cluster", "-n", "1", "defaults.xml"])
+    return [f"--{name.replace('_', '-')}" for name in ENERGY_OPTIONS
+            if getattr(args, name) != getattr(defaults, name)]
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        with signals_interrupt():
+            return _run(args)
+    except KeyboardInterrupt as exc:
+        print(f"platform: {interruption(exc)} (outputs are written whole or not at all)", file=sys.stderr)
+        return exit_status(exc)
+
+
+def _run(args: argparse.Namespace) -> int:
+    try:
+        if args.command == "cluster" and args.no_energy and _ignored_by_no_energy(args):
+            raise ValueError(f"--no-energy: {', '.join(_ignored_by_no_energy(args))} would be ignored")
         if args.command == "upgrade":
             for change in upgrade_platform_file(args.input, args.output):
                 print(change)
@@ -86,10 +109,10 @@ def main(argv: list[str] | None = None) -> int:
                                   _per_pstate(args.compute, n, "compute"), args.sleep,
                                   args.off_time, args.off_watts, args.on_time, args.on_watts,
                                   cores=args.cores)
-        Path(args.output).write_text(platform_xml(spec))
+        write_whole(Path(args.output), platform_xml(spec))
         check_like_batsim(args.output, energy=args.command == "taurus" or not args.no_energy)
     except (PlatformError, ValueError, OSError) as exc:
-        print(f"platform: error: {exc}", file=sys.stderr)
+        print(f"platform: error: {os_error(exc) if isinstance(exc, OSError) else exc}", file=sys.stderr)
         return 2
     print(f"wrote {args.output}")
     return 0

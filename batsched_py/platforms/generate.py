@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from xml.sax.saxutils import quoteattr
 
+from ..emulator.network import MAX_CLUSTER_HOSTS
+
 MASTER_HOST = "master_host"
 SLEEP_SPEED = 0.001  # flop/s: a sleeping host computes (practically) nothing
 
@@ -47,6 +49,8 @@ class ClusterSpec:
     def validate(self) -> None:
         if self.nb_hosts < 1 or self.cores < 1:
             raise ValueError("nb_hosts and cores must be >= 1")
+        if self.nb_hosts > MAX_CLUSTER_HOSTS:
+            raise ValueError(f"{self.nb_hosts:,} hosts, more than the {MAX_CLUSTER_HOSTS:,} the emulator builds")
         if not self.pstates or any(p.speed <= 0 for p in self.pstates):
             raise ValueError("every pstate needs a speed > 0")
         used = [self.default_pstate, *(self.sleep_pstates or ())]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from ..textfiles import write_whole
 from .read import PlatformError, parse_xml
 
 MASTER_HOST = "master_host"   # Batsim's default --master-host
@@ -94,5 +95,5 @@ def upgrade_platform_file(src: str | Path, dst: str | Path) -> list[str]:
     changes = upgrade_tree(tree, str(src))
     ET.indent(tree, space="  ")
     body = ET.tostring(tree.getroot(), encoding="unicode")
-    Path(dst).write_text(f'<?xml version="1.0"?>\n{DOCTYPE}\n{body}\n')
+    write_whole(Path(dst), f'<?xml version="1.0"?>\n{DOCTYPE}\n{body}\n')
     return changes

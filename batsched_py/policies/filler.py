@@ -8,7 +8,7 @@ an explicit identity mapping (executor i on the i-th allocated host); option
 """
 from ..scheduler import register
 from .base import QueuePolicy
-from .options import bool_option
+from .options import flag_option
 
 
 @register("filler")
@@ -22,7 +22,7 @@ class Filler(QueuePolicy):
 
     def __init__(self, options=None):
         super().__init__(options)
-        self.custom_mapping = bool_option(self.options, "custom_mapping", True)
+        self.custom_mapping = flag_option(self.options, "custom_mapping", True)
 
     def decide(self) -> None:
         for job in self.released:

@@ -25,19 +25,19 @@ def number_option(options: Mapping[str, Any], name: str, default: float, *, posi
     return float(value)
 
 
-def bool_option(options: Mapping[str, Any], name: str, default: bool) -> bool:
-    """Option ``name``: true or false (a string "false" would otherwise read as true), or ``default``."""
-    value = options.get(name, default)
-    if not isinstance(value, bool):
-        raise PolicyOptionError(f"option {name}: {value!r} is not true or false")
-    return value
-
-
 def choice_option(options: Mapping[str, Any], name: str, default: str, choices: Sequence[str]) -> str:
     """Option ``name``: one of ``choices``, or ``default`` when absent."""
     value = options.get(name, default)
     if value not in choices:
         raise PolicyOptionError(f"option {name}: {value!r} is not one of {', '.join(choices)}")
+    return value
+
+
+def flag_option(options: Mapping[str, Any], name: str, default: bool) -> bool:
+    """Option ``name``: true or false (a string such as "false" would be truthy), or ``default``."""
+    value = options.get(name, default)
+    if value.__class__ is not bool:
+        raise PolicyOptionError(f"option {name}: {value!r} is not true or false")
     return value
 
 

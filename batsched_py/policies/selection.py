@@ -20,7 +20,7 @@ import random
 from typing import Any, Callable, Mapping, Optional
 
 from ..scheduler.view import bits_of, lowest_bits
-from .options import PolicyOptionError, bool_option
+from .options import PolicyOptionError, flag_option
 
 #: ``selector(available, n)``: host sets are int bitmasks (bit h: host h), see scheduler.view
 Selector = Callable[[int, int], Optional[int]]
@@ -133,9 +133,9 @@ ALLOCATIONS = ("lowest", "contiguous", "round_robin", "consolidation", "random")
 
 def make_selector(options: Mapping[str, Any]) -> Selector:
     """The selector the options ask for (see the module docstring)."""
-    name = options.get("allocation", "contiguous" if bool_option(options, "contiguous", False) else "lowest")
+    name = options.get("allocation", "contiguous" if flag_option(options, "contiguous", False) else "lowest")
     cores = options.get("cores_per_node", 1)
-    if isinstance(cores, bool) or not isinstance(cores, int) or cores < 1:
+    if cores.__class__ is not int or cores < 1:
         raise SelectionError(f"option cores_per_node: {cores!r} is not a positive integer")
     # (checked whatever the allocation: a bad seed beside another allocation is a mistake too)
     seed = options.get("seed", 0)

@@ -141,8 +141,8 @@ class ResourceInfo:
             id=f.get(data, "id", int, where),
             name=f.get(data, "name", str, where),
             state=f.get(data, "state", str, where),
-            properties=f.get(data, "properties", dict, where, {}),
-            zone_properties=f.get(data, "zone_properties", dict, where, None),
+            properties=f.string_map(data, "properties", where, {}),
+            zone_properties=f.string_map(data, "zone_properties", where, None),
         )
 
     def to_data(self) -> dict[str, Any]:

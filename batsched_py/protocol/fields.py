@@ -56,6 +56,16 @@ def string_list(data: Mapping[str, Any], key: str, where: str) -> tuple[str, ...
     return tuple(items)
 
 
+def string_map(data: Mapping[str, Any], key: str, where: str, default: Any = _MISSING) -> Any:
+    """An object whose values are strings (SimGrid properties); ``default`` makes it optional."""
+    items = get(data, key, dict, where, default)
+    if items is not default:
+        for name, value in items.items():
+            if value.__class__ is not str:
+                raise ProtocolError(f"must be a string, got {_kind(value)}", f"{where}.{key}.{name}")
+    return items
+
+
 def _is(value: Any, kind: type | tuple[type, ...]) -> bool:
     kinds = kind if isinstance(kind, tuple) else (kind,)
     # JSON booleans are not numbers, although Python's bool subclasses int.

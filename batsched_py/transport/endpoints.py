@@ -38,7 +38,7 @@ class PeerClosed(ConnectionError):
 class RepEndpoint:
     """What ``serve`` needs of a bound REP socket."""
 
-    endpoint: str
+    endpoint: str       # as bound: a port the system chose (0, or libzmq's '*') is the one it chose
 
     def poll(self, seconds: float) -> Optional[bytes]:
         """The next request if it arrives within ``seconds`` of polling (never sleeping), else None."""
@@ -63,6 +63,9 @@ def bind_rep(endpoint: str, transport: str = "auto", context: Optional[zmq.Conte
     """
     if transport not in TRANSPORTS:
         raise ValueError(f"transport must be one of {', '.join(TRANSPORTS)}, got {transport!r}")
+    bad_port = tcp_port_fault(endpoint)
+    if bad_port:
+        raise OSError(f"cannot bind {endpoint}: {bad_port}")
     address = None if context is not None or transport == "libzmq" else socket_address(endpoint)
     if address is None or not _PLAIN_SOCKETS:
         if transport == "zmtp":
@@ -70,6 +73,16 @@ def bind_rep(endpoint: str, transport: str = "auto", context: Optional[zmq.Conte
                           f"endpoints on POSIX systems only (--transport libzmq for others)")
         return LibzmqRep(endpoint, context)
     return SocketRep(endpoint, *address)
+
+
+def tcp_port_fault(endpoint: str) -> Optional[str]:
+    """Why the port of a tcp:// endpoint is no port, else None: getaddrinfo and libzmq quietly wrap
+    a number out of 0-65535 round (99999 -> 34463, -5 -> 65531), where Batsim would never look."""
+    scheme, _, rest = endpoint.partition("://")
+    port = rest.rpartition(":")[2]
+    if scheme == "tcp" and port.lstrip("-").isdigit() and not 0 <= int(port) <= 65535:
+        return f"port {port} is not in 0-65535"
+    return None
 
 
 def socket_address(endpoint: str) -> Optional[tuple[int, object]]:
@@ -85,8 +98,6 @@ def socket_address(endpoint: str) -> Optional[tuple[int, object]]:
     host, _, port = rest.rpartition(":")
     if not port.isdigit() or not host or ";" in host:   # "*"/"!" ports, "src;dst" pairs: libzmq's
         return None
-    if int(port) > 65535:       # (getaddrinfo would quietly wrap it round: 99999 -> 34463)
-        raise OSError(f"cannot bind {endpoint}: port {port} is not in 0-65535")
     if host == "*":
         return socket.AF_INET, ("0.0.0.0", int(port))
     # Like libzmq (ZMQ_IPV6 off), a name means its IPv4 address: "localhost" must not become ::1,
@@ -119,6 +130,8 @@ class SocketRep(RepEndpoint):
             else:
                 self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             self._listener.bind(address)
+            if family != socket.AF_UNIX and address[1] == 0:    # the system chose the port: say which
+                self.endpoint = f"{endpoint.rpartition(':')[0]}:{self._listener.getsockname()[1]}"
             self._listener.listen(8)
             self._listener.setblocking(False)
         except OSError as exc:
@@ -299,6 +312,8 @@ class LibzmqRep(RepEndpoint):
         except zmq.ZMQError as exc:
             self._sock.close()
             raise OSError(f"cannot bind {endpoint}: {_bind_failure(endpoint, exc)}") from None
+        if endpoint.rpartition(":")[2] in ("0", "*"):       # the system chose the port: say which
+            self.endpoint = self._sock.getsockopt_string(zmq.LAST_ENDPOINT)
 
     def poll(self, seconds: float) -> Optional[bytes]:
         return recv_polling(self._sock, seconds)

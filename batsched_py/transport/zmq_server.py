@@ -22,7 +22,8 @@ def serve(scheduler: Scheduler, endpoint: str = DEFAULT_ENDPOINT, timeout: Optio
           on_exchange: Optional[Callable[[p.Message, p.Message], None]] = None,
           context: Optional[zmq.Context] = None,
           watchdog: Optional[Callable[[], None]] = None,
-          busy_wait: float = DEFAULT_BUSY_WAIT, transport: str = "auto") -> Session:
+          busy_wait: float = DEFAULT_BUSY_WAIT, transport: str = "auto",
+          on_bound: Optional[Callable[[str], None]] = None) -> Session:
     """Serve one simulation; returns the finished session once SIMULATION_ENDS has been answered.
 
     ``timeout`` (seconds, None = wait forever) bounds the wait for each request.
@@ -33,6 +34,8 @@ def serve(scheduler: Scheduler, endpoint: str = DEFAULT_ENDPOINT, timeout: Optio
     at most that much CPU per message for a shorter round trip (0 always blocks).
     ``transport`` picks the REP endpoint (:func:`.endpoints.bind_rep`): "auto" speaks ZMTP on a
     plain socket for tcp:// and ipc:// endpoints, "libzmq" uses pyzmq's REP socket.
+    ``on_bound`` is called with the endpoint once bound (where Batsim must connect: a port the
+    system chose is the one it chose).
     """
     if busy_wait < 0:
         raise ValueError(f"busy_wait must be >= 0, got {busy_wait}")
@@ -41,6 +44,8 @@ def serve(scheduler: Scheduler, endpoint: str = DEFAULT_ENDPOINT, timeout: Optio
     rep = bind_rep(endpoint, transport, context)
     session = Session(scheduler)
     try:
+        if on_bound is not None:
+            on_bound(rep.endpoint)
         while not session.ended:
             raw = _receive(rep, busy_wait, timeout, watchdog)
             request = p.decode_message(raw, sender=p.BATSIM)

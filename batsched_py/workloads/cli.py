@@ -12,11 +12,12 @@ import sys
 from pathlib import Path
 
 from ..argtypes import count, non_negative, positive, positive_count
+from ..interrupts import exit_status, interruption, signals_interrupt
 from .characterise import DEFAULT_GAP, sequential_shares, write_shares_csv
 from .convert import PWA_CITATION, ConvertOptions, build_workload, describe, prepare
 from .episodes import split_episodes
 from .swf import SwfError, read_swf
-from ..textfiles import os_error
+from ..textfiles import os_error, write_whole
 from .upgrade import WorkloadError, upgrade_workload_file
 
 
@@ -32,7 +33,7 @@ def _parser() -> argparse.ArgumentParser:
     g = p.add_argument_group("jobs and profiles")
     g.add_argument("--profile", choices=["delay", "compute"], default="delay",
                    help="delay profiles (default) or parallel_homogeneous with cpu = runtime*speed")
-    g.add_argument("--speed", type=positive, default=1e6,
+    g.add_argument("--speed", type=positive,
                    help="host speed in flop per time unit for compute profiles (default 1e6)")
     g.add_argument("--time-unit", choices=["seconds", "minutes"], default="seconds",
                    help="unit of times in the output (minutes divides all times by 60)")
@@ -71,8 +72,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _options(args: argparse.Namespace) -> ConvertOptions:
+    if args.speed is not None and args.profile != "compute" and not args.legacy:
+        raise ValueError("--speed sets the cpu of compute profiles (--profile compute or --legacy); "
+                         "delay profiles have none")
     return ConvertOptions(
-        profile_type=args.profile, speed=args.speed, time_unit=args.time_unit,
+        profile_type=args.profile, speed=args.speed or ConvertOptions.speed, time_unit=args.time_unit,
         missing_walltime=args.missing_walltime, short_walltime=args.short_walltime,
         keep_cancelled=args.keep_cancelled, nb_res=args.nb_res, shift_to_zero=not args.no_shift,
         start=args.start, end=args.end, skip_jobs=args.skip_jobs, max_jobs=args.max_jobs,
@@ -81,20 +85,25 @@ def _options(args: argparse.Namespace) -> ConvertOptions:
 
 
 def _write(data: dict, path: Path, indent: int | None) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=indent) + "\n")
+    write_whole(path, json.dumps(data, indent=indent) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    written: list[Path] = []
     try:
-        return _convert(args, argv)
+        with signals_interrupt():
+            return _convert(args, argv, written)
+    except KeyboardInterrupt as exc:
+        print(f"swf2json: {interruption(exc)}: {len(written)} workload file{'s' * (len(written) != 1)} written, "
+              "whole; no other", file=sys.stderr)
+        return exit_status(exc)
     except (SwfError, ValueError, OSError) as exc:     # (OSError: unreadable input, unwritable output)
         print(f"swf2json: error: {os_error(exc) if isinstance(exc, OSError) else exc}", file=sys.stderr)
         return 2
 
 
-def _convert(args: argparse.Namespace, argv: list[str] | None) -> int:
+def _convert(args: argparse.Namespace, argv: list[str] | None, written: list[Path]) -> int:
     opts = _options(args)
     trace = read_swf(args.swf, skip_malformed=args.skip_malformed,
                      max_lines=args.max_lines, show_progress=not args.quiet)
@@ -112,6 +121,7 @@ def _convert(args: argparse.Namespace, argv: list[str] | None) -> int:
         workload["conversion"] = report.to_dict() | {"jobs": len(episode),
                                                      "profiles": len(workload["profiles"])}
         _write(workload, out, args.indent)
+        written.append(out)
     report.n_jobs, report.n_profiles = len(jobs), n_profiles
     if args.report:
         _write(report.to_dict() | {"episodes": len(episodes)}, Path(args.report), 1)
@@ -142,11 +152,15 @@ def _workload_parser() -> argparse.ArgumentParser:
 def workload_main(argv: list[str] | None = None) -> int:
     args = _workload_parser().parse_args(argv)
     try:
-        if args.command == "upgrade":
-            for change in upgrade_workload_file(args.input, args.output):
-                print(change)
-        else:
-            _characterise(args)
+        with signals_interrupt():
+            if args.command == "upgrade":
+                for change in upgrade_workload_file(args.input, args.output):
+                    print(change)
+            else:
+                _characterise(args)
+    except KeyboardInterrupt as exc:
+        print(f"workload: {interruption(exc)} (outputs are written whole or not at all)", file=sys.stderr)
+        return exit_status(exc)
     except (SwfError, WorkloadError, ValueError, OSError) as exc:
         print(f"workload: error: {os_error(exc) if isinstance(exc, OSError) else exc}", file=sys.stderr)
         return 2
@@ -156,6 +170,7 @@ def workload_main(argv: list[str] | None = None) -> int:
 def _characterise(args: argparse.Namespace) -> None:
     rows = sequential_shares(read_swf(args.swf, skip_malformed=args.skip_malformed), args.gap)
     if args.output:
+        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         write_shares_csv(rows, args.output)
         return
     print(f"{'day':<12} {'jobs':>6} {'seq':>6} {'share':>7} bin")

@@ -71,6 +71,13 @@ class ConvertOptions:
         parse_missing_walltime(self.missing_walltime)
         if self.speed <= 0:
             raise ValueError("speed must be > 0")
+        if self.legacy_walltime_factor is not None and not self.legacy:
+            raise ValueError("--legacy-walltime-factor needs --legacy")
+        ignored = [flag for flag, given in (("--missing-walltime", self.missing_walltime != "drop"),
+                                            ("--short-walltime", self.short_walltime != "raise"),
+                                            ("--keep-cancelled", self.keep_cancelled)) if given]
+        if self.legacy and ignored:
+            raise ValueError(f"--legacy applies the old script's rules: {', '.join(ignored)} would be ignored")
 
 
 def parse_missing_walltime(spec: str) -> tuple[str, float]:

@@ -53,5 +53,12 @@ def split_episodes(jobs: list[CleanJob], trace: SwfTrace,
                    period: str) -> list[tuple[str, list[CleanJob]]]:
     """Group jobs (sorted by submit time) into (ISO date label, jobs) episodes."""
     key = period_key(trace, period)
+
+    def dated(job: CleanJob) -> dt.date:
+        try:
+            return key(job.submit)
+        except (OverflowError, ValueError, OSError):   # (datetime ends in year 9999)
+            raise ValueError(f"{trace.path}: job {job.job_id}: submit time {job.submit:g} s is beyond the "
+                             "calendar: --split cannot date it") from None
     ordered = sorted(jobs, key=lambda j: j.submit)
-    return [(day.isoformat(), list(group)) for day, group in groupby(ordered, key=lambda j: key(j.submit))]
+    return [(day.isoformat(), list(group)) for day, group in groupby(ordered, key=dated)]

@@ -89,12 +89,27 @@ class SwfTrace:
 
 def open_text(path: str | Path) -> IO[str]:
     """Open a plain or gzip-compressed text file (detected by magic bytes)."""
-    path = Path(path)
-    with open(path, "rb") as raw:
-        magic = raw.read(2)
-    if magic == b"\x1f\x8b":
+    if _is_gzip(path):
         return gzip.open(path, "rt", encoding="utf-8", errors="replace")
     return open(path, encoding="utf-8", errors="replace")
+
+
+def _is_gzip(path: str | Path) -> bool:
+    with open(path, "rb") as raw:
+        return raw.read(2) == b"\x1f\x8b"
+
+
+def _raise_if_damaged(path: str | Path, lineno: int) -> None:
+    """Damaged deflate data garbles the lines after it before gzip's CRC, at the end, is checked:
+    a malformed line of such a file names the damage, not only the line."""
+    if not _is_gzip(path):
+        return
+    try:
+        with gzip.open(path, "rb") as stream:
+            while stream.read(1 << 20):
+                pass
+    except GZIP_FAULTS as exc:
+        raise SwfError(f"{path}: {damaged_gzip(exc)}; line {lineno} is malformed, probably garbled by it") from None
 
 
 def _parse_fields(tokens: list[str], path: str, lineno: int) -> SwfJob:
@@ -154,6 +169,7 @@ def _read_lines(trace: SwfTrace, path: str | Path, skip_malformed: bool, max_lin
                 trace.jobs.append(_parse_fields(text.split(), str(path), lineno))
             except SwfError as exc:
                 if not skip_malformed:
+                    _raise_if_damaged(path, lineno)
                     raise
                 trace.malformed.append((lineno, str(exc)))
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .document import WorkloadError, read_workload_file
+from ..textfiles import write_whole
+from .document import NO_NAN, WorkloadError, non_finite, read_workload_file
 
 PROFILE_TYPE_RENAMES = {
     "msg_par": "parallel",
@@ -32,7 +33,10 @@ def upgrade_workload(data: dict, source: str = "<workload>") -> tuple[dict, list
         raise WorkloadError(f"{source}: top level must be an object with a 'profiles' object")
     if not isinstance(data.get("jobs", []), list):
         raise WorkloadError(f"{source}: 'jobs' must be a list")
-    out = json.loads(json.dumps(data))
+    try:
+        out = json.loads(json.dumps(data, allow_nan=False))
+    except ValueError:      # (json reads NaN and Infinity, which it would write back as such)
+        raise WorkloadError(f"{source}: {non_finite(data)}: {NO_NAN}") from None
     changes: list[str] = []
     for name, profile in out.get("profiles", {}).items():
         if not isinstance(profile, dict) or "type" not in profile:
@@ -56,5 +60,5 @@ def upgrade_workload_file(src: str | Path, dst: str | Path) -> list[str]:
     except WorkloadError as exc:
         raise WorkloadError(f"{src}: {exc}") from None
     out, changes = upgrade_workload(data, str(src))
-    Path(dst).write_text(json.dumps(out, indent=1) + "\n")
+    write_whole(Path(dst), json.dumps(out, indent=1) + "\n")
     return changes

@@ -135,8 +135,6 @@ def test_bad_model_files_are_named(tmp_path, tiny_model):
         create("deepshutdown", {"model": str(tmp_path / "missing.zip")})
     with pytest.raises(PolicyOptionError, match="deepshutdown needs option model"):
         create("deepshutdown", {})
-    with pytest.raises(PolicyOptionError, match="option deterministic: 'false' is not true or false"):
-        create("deepshutdown", {"model": str(tiny_model), "deterministic": "false"})   # (read as true)
     with pytest.raises(PolicyOptionError, match="trained on Box observations; the scheduling environment's are Dict"):
         create("deepscheduling", {"model": str(tiny_model)})
 

@@ -249,3 +249,17 @@ def test_no_placement_beats_the_packing_bound(tmp_path):
     bad = subprocess.run(script + ["--processors", "eight"], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and bad.stderr.strip() == (
         "thermal_placement_bounds: error: --processors 'eight': expected integers such as 4,8")
+
+
+@pytest.mark.parametrize("script,argv,option", [
+    ("thermal_allocation_study.py", ["--days", "-5"], "--days"),                   # was an IndexError
+    ("thermal_allocation_study.py", ["--processors", "0"], "--processors"),        # was a ZeroDivisionError
+    ("thermal_allocation_study.py", ["--alphas", "x"], "--alphas"),                # was a ValueError after the telemetry
+    ("thermal_allocation_seeds.py", ["--workers", "0"], "--workers"),
+], ids=["days", "processors", "alphas", "workers"])
+def test_the_thermal_scripts_refuse_bad_numbers_before_any_work(tmp_path, script, argv, option):
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, str(root / "scripts" / script), "--shared", str(tmp_path), *argv],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert f"argument {option}" in done.stderr.strip().splitlines()[-1], done.stderr

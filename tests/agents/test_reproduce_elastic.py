@@ -64,3 +64,14 @@ def test_pool_checks_read_the_floor_and_the_stable_time(tmp_path):
 def test_a_pool_that_never_changes_has_no_stable_time(tmp_path):
     prefix = outputs(tmp_path, [(0, 0, 0, 0, 40, 0), (5, 0, 0, 59, 81, 0)], [(0, "0-139", 0), (0, "81-139", -2)])
     assert pool_checks(prefix) == {"pool_fewest": 40, "pool_stable": None}
+
+
+@pytest.mark.parametrize("argv,words", [(["--episodes", "-1"], ["--episodes", "negative"]),   # was run as 0
+                                        (["--jobs", "0"], ["--jobs", "not above 0"])], ids=["episodes", "jobs"])
+def test_bad_budgets_are_refused_before_any_work(argv, words, capsys):
+    from reproduce_elastic import main
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert all(w in last for w in words), last

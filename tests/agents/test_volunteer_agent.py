@@ -5,6 +5,7 @@ reproduction script."""
 import csv
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -145,3 +146,21 @@ def test_the_reproduction_script_runs_the_headline_cases(tmp_path):
     assert [(r["policy"], r["epsilon"]) for r in rows] == [("random", ""), ("bandit", "0.01"), ("bandit", "0.1")]
     assert all(float(r["total_mwh"]) == pytest.approx(float(r["good_mwh"]) + float(r["wasted_mwh"])) for r in rows)
     assert "epsilon 0.1: total energy cut" in done.stdout and not (tmp_path / "volunteer.png").exists()
+
+
+def test_the_reproduction_script_names_a_bad_pool_and_keeps_the_runs_done_when_stopped(tmp_path):
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])))
+    script = [sys.executable, "scripts/reproduce_volunteer.py", "--out", str(tmp_path), "--clusters", "2",
+              "--days", "4", "--jobs-per-hour", "3"]
+    done = subprocess.run(script + ["--pcs", "0"], cwd=root, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip() == "reproduce_volunteer: nb_pcs: 0 is not a positive integer", done.stderr
+    proc = subprocess.Popen(script + ["--pcs", "20"], cwd=root, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert "random" in proc.stdout.readline()           # (the first run's line: stop it in the second)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM and "interrupted by SIGTERM" in err, err
+    with open(tmp_path / "volunteer.csv") as f:
+        assert [r["policy"] for r in csv.DictReader(f)][:1] == ["random"]

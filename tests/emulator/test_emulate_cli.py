@@ -123,3 +123,60 @@ def test_disable_machine_state_tracing_writes_no_machine_states(tmp_path):
     assert (tmp_path / "a_machine_states.csv").stat().st_size > 1000
     assert not (tmp_path / "b_machine_states.csv").exists()
     assert (tmp_path / "a_jobs.csv").read_text() == (tmp_path / "b_jobs.csv").read_text()
+
+
+@pytest.mark.parametrize("endpoint", ["bogus", "tcp://", "udp://127.0.0.1:5", "tcp://127.0.0.1:99999"])
+def test_endpoint_libzmq_cannot_connect_to_is_named(tmp_path, capsys, endpoint):
+    code = main(["-p", "x.xml", "-w", "w.json", "-e", str(tmp_path / "out"), "-s", endpoint])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert f"batsched-py emulate: error: cannot connect to the scheduler at {endpoint!r}: " in err
+
+
+@pytest.mark.parametrize("timeout", ["0", "1e300"])
+def test_timeout_zero_or_huge_waits_for_a_late_scheduler(tmp_path, capsys, timeout):
+    """--timeout 0 waits for ever, as serve's and run's do (it gave up at once); so does a timeout
+    too long for zmq_poll's milliseconds (an OverflowError traceback)."""
+    case = GOLDEN / "killer-e128-semantics"
+    endpoint = f"tcp://127.0.0.1:{free_port()}"
+    server = ReplayServer(transcript("killer-e128-semantics"), endpoint)
+    late = threading.Timer(2.5, server.start)     # (after the 2 s notice, whose wait is cut short)
+    late.start()
+    try:
+        code = main(["-p", str(case / "inputs/energy_platform_homogeneous_no_net_128.xml"),
+                     "-w", str(case / "inputs/semantics_8.json"), "-e", str(tmp_path / "out"),
+                     "-s", endpoint, "--timeout", timeout])
+    finally:
+        late.join()
+        server.join(5)
+    assert code == 0, capsys.readouterr().err
+    assert not (tmp_path / "out_INCOMPLETE").exists()
+
+
+def test_a_scheduler_that_dies_is_named_at_once(tmp_path, capsys):
+    """The scheduler's connection closes with a request unanswered (it died): emulate stops at once,
+    saying so, even with --timeout 0 (it waited for ever, or --timeout seconds)."""
+    case = GOLDEN / "killer-e128-semantics"
+    endpoint = f"tcp://127.0.0.1:{free_port()}"
+    sock = zmq.Context.instance().socket(zmq.REP)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.bind(endpoint)
+
+    def die_after_first_request():
+        if sock.poll(20_000):
+            sock.recv()
+        sock.close(0)
+    dying = threading.Thread(target=die_after_first_request)
+    dying.start()
+    t0 = time.monotonic()
+    try:
+        code = main(["-p", str(case / "inputs/energy_platform_homogeneous_no_net_128.xml"),
+                     "-w", str(case / "inputs/semantics_8.json"), "-e", str(tmp_path / "out"),
+                     "-s", endpoint, "--timeout", "0"])
+    finally:
+        dying.join()
+    err = capsys.readouterr().err
+    assert code == 2 and time.monotonic() - t0 < 10, err
+    assert err.strip().splitlines()[-1] == (f"batsched-py emulate: error: message 1: the scheduler at {endpoint} "
+                                            "closed the connection before replying (did it stop?)")
+    assert (tmp_path / "out_INCOMPLETE").exists()

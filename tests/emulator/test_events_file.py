@@ -32,6 +32,10 @@ def test_events_are_read_in_order(tmp_path):
     ('{"timestamp": 1, "type": "machine_available"}', "'resources' must be an interval set"),
     ('{"timestamp": 1, "type": "machine_available", "resources": "a-b"}', "'resources' must be an interval set"),
     ('{"timestamp": 1, "type": "machine_available", "resources": "2-9"}', "resources 2-9 out of range 0-3"),
+    pytest.param('{"timestamp": ' + "9" * 5000 + ', "type": "x"}', "invalid JSON (Exceeds the limit (4300 digits)",
+                 id="integer-of-5000-digits"),
+    pytest.param("[" * 100_000 + "]" * 100_000, "JSON nested too deep", id="nested-100000-deep"),
+    ('{"timestamp": 1, "type": "x", "load": [0.5, NaN]}', "load[1] is nan: JSON has no NaN nor Infinity"),
 ])
 def test_malformed_lines_are_named(tmp_path, line, words):
     path = write(tmp_path, '{"timestamp": 0, "type": "ok"}', line)

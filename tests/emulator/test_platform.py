@@ -95,6 +95,10 @@ def _write(tmp_path, body: str, name="p.xml") -> Path:
      ["h0", "sleep_pstates names pstate 1"]),
     ('<host id="h0" speed="1Gf" pstate="3"/>', False, ["h0", "pstate=3"]),
     ('<host id="h0" speed="1Gf"/><host id="h0" speed="1Gf"/>', False, ["h0", "twice"]),
+    ('<cluster id="c" prefix="h" suffix="" radical="0-99999999999" speed="1Gf" bw="1Gbps" lat="0us"/>', False,
+     ["cluster 'c'", "bad radical '0-99999999999'", "100,000,000,000 hosts, more than the 1,000,000"]),
+    ('<cluster id="c" prefix="h" suffix="" radical="0-abc" speed="1Gf" bw="1Gbps" lat="0us"/>', False,
+     ["cluster 'c'", "bad radical '0-abc' (not a list of N or N-M ranges)"]),
 ])
 def test_bad_platforms_name_file_and_element(tmp_path, body, energy, words):
     path = _write(tmp_path, body)

@@ -172,3 +172,15 @@ def test_unreadable_workload_files_are_named(tmp_path, content, match):
 def test_shipped_workloads_pass_batsims_checks(path):
     nb_res = json.loads(path.read_text())["nb_res"]
     assert load_workload(path, "w0", nb_hosts=nb_res).jobs
+
+
+@pytest.mark.parametrize("profile, job_extra, match", [
+    ({"type": "delay", "delay": 1}, {"note": {"score": float("inf")}}, r"jobs\[0\]: job 'w0!1': note\.score is inf"),
+    ({"type": "delay", "delay": 1, "tags": [1, float("nan")]}, {}, r"profile 'p': tags\[1\] is nan"),
+])
+def test_nan_and_infinity_in_forwarded_fields_are_refused(tmp_path, profile, job_extra, match):
+    # Jobs (and, with --forward-profiles-on-submission, profiles) go to the scheduler as they are
+    # in the file: JSON has no NaN nor Infinity (Batsim's parser refuses them; serialising failed).
+    path = write(tmp_path, {"p": profile}, [{"id": 1, "subtime": 0, "res": 1, "profile": "p", **job_extra}])
+    with pytest.raises(EmulatorError, match=match + r": JSON has no NaN nor Infinity \(Batsim 4\.2\.1 aborts\)"):
+        load_workload(path, "w0", nb_hosts=4)

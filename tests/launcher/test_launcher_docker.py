@@ -243,3 +243,13 @@ def test_unreachable_engine_is_a_clear_error(tmp_path, inputs, monkeypatch):
     with pytest.raises(LaunchError, match="docker backend: cannot reach the Docker engine"):
         launch("docker", create("fcfs", {}), platform, [workload], export=str(tmp_path / "out"))
     assert docker  # the SDK itself is installed; only the engine is missing
+
+
+def test_output_folder_with_a_colon_is_reported_before_any_container(tmp_path, inputs):
+    # Docker's HOST:CONTAINER:MODE volume syntax cannot hold it (inputs were checked, outputs not).
+    platform, workload = inputs
+    client = FakeDocker(tmp_path)
+    with pytest.raises(LaunchError, match=r"docker backend: cannot mount .*a:b \(a ':' in the path\)"):
+        launch("docker", create("fcfs", {}), platform, [workload], export=str(tmp_path / "a:b" / "out"),
+               docker_client=client)
+    assert client.runs == []

@@ -121,3 +121,30 @@ def test_upgrade_errors_name_file_and_element(tmp_path):
     with pytest.raises(PlatformError, match=r"bad\.xml: <host id='h7'> <prop id='watt_per_state'>"):
         upgrade_platform_file(bad, tmp_path / "o.xml")
     assert main(["upgrade", str(bad), str(tmp_path / "o.xml")]) == 2
+
+
+@pytest.mark.parametrize("args", [["taurus"], ["cluster", "-n", "3"], ["upgrade", str(REPO / "platforms" / "taurus_16.xml")]])
+def test_output_in_a_new_folder_is_written(tmp_path, args):
+    out = tmp_path / "new" / "folder" / "p.xml"
+    assert main([*args, str(out)]) == 0
+    assert load_platform(out).hosts
+
+
+@pytest.mark.parametrize("args, words", [
+    (["cluster", "-n", "3", "--no-energy", "--idle", "50"], "--no-energy: --idle would be ignored"),
+    (["cluster", "-n", "3", "--no-energy", "--sleep", "1", "--on-time", "3"],
+     "--no-energy: --sleep, --on-time would be ignored"),
+    (["cluster", "-n", "5000000"], "5,000,000 hosts, more than the 1,000,000"),
+])
+def test_refusals_are_one_line_and_write_nothing(tmp_path, capsys, args, words):
+    out = tmp_path / "p.xml"
+    assert main([*args, str(out)]) == 2
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1, err
+    assert not out.exists()
+
+
+def test_unwritable_output_is_named(tmp_path, capsys):
+    (tmp_path / "file").write_text("")
+    assert main(["taurus", str(tmp_path / "file" / "p.xml")]) == 2
+    assert capsys.readouterr().err == f"platform: error: {tmp_path / 'file'}: file exists\n"

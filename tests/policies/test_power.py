@@ -165,14 +165,14 @@ def test_power_over_any_base_finishes_every_job(policy, options):
     # checked whatever the allocation (a TOML date as seed was accepted beside allocation lowest)
     ("easy", {"seed": datetime.date(2024, 1, 2)}, r"option seed: datetime.date\(2024, 1, 2\) is not an integer"),
     ("timeout", {"seed": 1.5}, "option seed: 1.5 is not an integer or a string"),
-    ("easy", {"contiguous": "no"}, "option contiguous: 'no' is not true or false"),
-    ("fcfs", {"cores_per_node": True}, "option cores_per_node: True is not a positive integer"),
-    ("filler", {"custom_mapping": "false"}, "option custom_mapping: 'false' is not true or false"),
     # the scheduling agent's power management is a timeout beneath its own decisions: no base to choose
     ("scheduling-agent", {"policy": "FF", "base": "fcfs"}, r"unknown option\(s\) \['base'\]"),
     # the thermal allocators keep FCFS order and choose the processor themselves
     ("thermal-allocation", {"queue_order": "ljf"}, r"unknown option\(s\) \['queue_order'\]"),
     ("thermal-allocation", {"allocation": "random", "seed": 3}, r"unknown option\(s\) \['allocation', 'seed'\]"),
+    ("easy", {"contiguous": "false"}, "option contiguous: 'false' is not true or false"),   # (was truthy: on)
+    ("easy", {"cores_per_node": True}, "option cores_per_node: True is not a positive integer"),
+    ("filler", {"custom_mapping": "no"}, "option custom_mapping: 'no' is not true or false"),
 ])
 def test_bad_option_values_are_named(name, options, match):
     """Every built-in option is checked when the policy is created (these were tracebacks)."""

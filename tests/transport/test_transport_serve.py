@@ -349,3 +349,19 @@ def test_bad_endpoint():
     with ServeProcess("fcfs", "nonsense://x") as server:
         code = server.wait(PROMPT)
         assert code != 0 and "cannot bind" in _error_line(server.stderr)
+
+
+@pytest.mark.golden
+@pytest.mark.parametrize("endpoint, transport", [("tcp://127.0.0.1:0", "auto"), ("tcp://127.0.0.1:*", "auto"),
+                                                 ("tcp://127.0.0.1:0", "libzmq")])
+def test_a_port_the_system_chooses_is_told(endpoint, transport):
+    """Port 0 (or libzmq's '*') lets the system choose one: serve says which, or Batsim could never
+    find it (it said nothing)."""
+    with ServeProcess("fcfs", endpoint, "--transport", transport) as server:
+        line = server.proc.stderr.readline()
+        assert line.startswith("batsched-py serve: listening on tcp://127.0.0.1:"), line
+        bound = line.split()[-1]
+        assert bound.rpartition(":")[2].isdigit() and bound.rpartition(":")[2] != "0", line
+        transcript = read_transcript(FCFS_CASES[0])
+        assert len(replay_batsim_side(bound, transcript, timeout=10)) == len(transcript) // 2
+        assert server.wait(PROMPT) == 0, server.stderr

@@ -394,11 +394,13 @@ def test_poll_and_wait_time_out_without_a_peer(free_tcp_endpoint):
         rep.close()
 
 
-def test_a_port_beyond_65535_is_refused_not_wrapped():
-    # getaddrinfo turns 99999 into 34463 (mod 65536): Batsim would never find the scheduler.
+@pytest.mark.parametrize("port, transport", [("99999", "auto"), ("99999", "libzmq"), ("-5", "auto"), ("-5", "libzmq")])
+def test_a_port_beyond_65535_is_refused_not_wrapped(port, transport):
+    # getaddrinfo and libzmq turn 99999 into 34463 and -5 into 65531 (mod 65536): Batsim would never
+    # find the scheduler.
     from batsched_py.transport.endpoints import bind_rep
-    with pytest.raises(OSError, match=r"cannot bind tcp://127\.0\.0\.1:99999: port 99999 is not in 0-65535"):
-        bind_rep("tcp://127.0.0.1:99999")
+    with pytest.raises(OSError, match=fr"cannot bind tcp://127\.0\.0\.1:{port}: port {port} is not in 0-65535"):
+        bind_rep(f"tcp://127.0.0.1:{port}", transport)
 
 
 HTTP_PROBE = b"GET / HTTP/1.1\r\nHost: localhost\r\nUser-Agent: probe\r\n\r\n"

@@ -130,6 +130,8 @@ def test_upgrade_workload():
     ({"profiles": {}, "jobs": {}}, "'jobs' must be a list"),
     ({"profiles": {"p": {"cpu": 1}}}, "profiles['p'] has no 'type'"),
     ({"profiles": {"p": 3}}, "profiles['p'] has no 'type'"),
+    ({"profiles": {"p": {"type": "delay", "delay": float("nan")}}},
+     "profiles.p.delay is nan: JSON has no NaN nor Infinity (Batsim 4.2.1 aborts)"),
 ])
 def test_upgrade_refuses_what_is_not_a_workload(data, words):
     with pytest.raises(WorkloadError) as info:
@@ -220,3 +222,59 @@ def test_progress_without_tqdm_prints_a_plain_count(monkeypatch, capsys):
     assert capsys.readouterr().err.splitlines() == ["reading: 2 lines", "reading: 4 lines", "reading: 5 lines, done"]
     assert list(progress(range(3), "reading", enabled=False)) == [0, 1, 2]
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("flags, words", [
+    (["--legacy-walltime-factor", "2"], "--legacy-walltime-factor needs --legacy"),
+    (["--speed", "2e9"], "--speed sets the cpu of compute profiles (--profile compute or --legacy)"),
+    (["--legacy", "--missing-walltime", "runtime"], "--legacy applies the old script's rules: --missing-walltime"),
+    (["--legacy", "--short-walltime", "keep", "--keep-cancelled"],
+     "--legacy applies the old script's rules: --short-walltime, --keep-cancelled would be ignored"),
+])
+def test_cli_refuses_options_it_would_ignore(tmp_path, capsys, flags, words):
+    out = tmp_path / "o.json"
+    assert main([str(TINY), str(out), "-q", *flags]) == 2
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1, err
+    assert not out.exists()
+
+
+def test_cli_speed_reaches_compute_profiles(tmp_path):
+    out = tmp_path / "o.json"
+    assert main([str(TINY), str(out), "-q", "--profile", "compute", "--speed", "2"]) == 0
+    assert {p["cpu"] for p in json.loads(out.read_text())["profiles"].values()} == {100, 2 * 120, 2 * 50}
+
+
+def test_lines_garbled_by_damaged_gzip_data_name_the_damage(tmp_path):
+    """A flipped bit inside the deflate data garbles the lines after it before the CRC at the end
+    is checked: the error names the damaged gzip data, not only a line of wrong field counts."""
+    record = "{} 100 10 50 2 -1 -1 2 100 -1 1 1 1 -1 -1 -1 -1 -1\n"
+    data = bytearray(gzip.compress("".join(record.format(i) for i in range(1, 5001)).encode(), mtime=0))
+    data[len(data) // 2] ^= 0x55
+    damaged = tmp_path / "d.swf.gz"
+    damaged.write_bytes(data)
+    with pytest.raises(SwfError, match=r"d\.swf\.gz: damaged gzip data \(.*\); line \d+ is malformed, probably garbled by it"):
+        read_swf(damaged)
+    bad = tmp_path / "bad.swf"       # (a plain file's malformed line stays what it is)
+    bad.write_text("1 2 3\n")
+    with pytest.raises(SwfError, match=r"bad\.swf:1: expected 18 fields, got 3$"):
+        read_swf(bad)
+
+
+def test_workload_outputs_in_a_new_folder_are_written(tmp_path):
+    source = tmp_path / "w3.json"
+    source.write_text(json.dumps({"nb_res": 1, "jobs": [], "profiles": {"p": {"type": "msg_par_hg", "cpu": 1, "com": 0}}}))
+    assert workload_main(["upgrade", str(source), str(tmp_path / "new" / "w4.json")]) == 0
+    assert json.loads((tmp_path / "new" / "w4.json").read_text())["profiles"]["p"]["type"] == "parallel_homogeneous"
+    assert workload_main(["characterise", str(TINY), "-o", str(tmp_path / "new2" / "shares.csv")]) == 0
+    assert (tmp_path / "new2" / "shares.csv").read_text().startswith("day,n_jobs,")
+
+
+@pytest.mark.parametrize("header", ["", "; UnixStartTime: 1000000000\n"])
+def test_split_of_a_submit_time_beyond_the_calendar_is_named(tmp_path, capsys, header):
+    swf = tmp_path / "far.swf"
+    swf.write_text(header + "1 0 0 10 2 -1 -1 2 100 -1 1 1 1 -1 -1 -1 -1 -1\n"
+                            "2 1e20 0 10 2 -1 -1 2 100 -1 1 1 1 -1 -1 -1 -1 -1\n")
+    assert main([str(swf), str(tmp_path / "ep"), "--split", "day", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"swf2json: error: {swf}: job 2: submit time 1e+20 s is beyond the calendar: --split cannot date it\n"

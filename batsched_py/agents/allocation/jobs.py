@@ -43,6 +43,7 @@ def load_jobs(path: "str | Path", cores: int, days: Optional[float] = None) -> J
         except WorkloadError as exc:
             raise JobsError(f"jobs: {path}: {exc}") from None
         rows = []
+        why = "a job that ran has res > 0 and a delay profile of delay > 0"
         for job in raw:
             profile = profiles.get(job.get("profile"), {})
             rows.append((str(job.get("id")), float(job.get("subtime", 0)), int(job.get("res", 0)),
@@ -54,9 +55,11 @@ def load_jobs(path: "str | Path", cores: int, days: Optional[float] = None) -> J
         except (SwfError, OSError) as exc:
             raise JobsError(f"jobs: {exc}") from None
         rows = [(str(j.job_id), j.submit, j.procs, j.runtime) for j in trace.jobs]
+        why = (f"{len(trace.malformed)} line(s) are not SWF, e.g. line {trace.malformed[0][0]}: is it an SWF trace?"
+               if trace.malformed else "no job has a positive runtime and processor count")
     rows = [r for r in rows if r[3] > 0 and r[2] > 0]
     if not rows:
-        raise JobsError(f"jobs: {path} holds no job that ran")
+        raise JobsError(f"jobs: {path} holds no job that ran ({why})")
     rows.sort(key=lambda r: r[1])
     first = rows[0][1]
     if days is not None:

@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
+from ...argtypes import count, positive_count
+
 
 def _json_object(text: str) -> dict:
     try:
@@ -29,11 +31,13 @@ def train_main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("-w", "--workloads", type=Path, nargs="+", required=True,
                     help="training day workloads: files or folders of *.json (never the test days)")
     ap.add_argument("-o", "--out", type=Path, required=True, help="output folder")
-    ap.add_argument("--total-steps", type=int, default=1_000_000, help="environment steps, all actors (1,000,000)")
-    ap.add_argument("--actors", type=int, default=16, help="parallel environments (16, as the papers)")
+    ap.add_argument("--total-steps", type=positive_count, default=1_000_000,
+                    help="environment steps, all actors, rounded up to whole rollouts of n_steps x actors (1,000,000)")
+    ap.add_argument("--actors", type=positive_count, default=16, help="parallel environments (16, as the papers)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--masking", action="store_true", help="scheduling: MaskablePPO, impossible actions masked")
-    ap.add_argument("--checkpoint-every", type=int, default=100_000, help="steps between checkpoints (100,000)")
+    ap.add_argument("--checkpoint-every", type=positive_count, default=100_000,
+                    help="steps between checkpoints (100,000)")
     ap.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in OUT/checkpoints")
     ap.add_argument("--env", type=_json_object, default={}, metavar="JSON",
                     help="environment arguments, e.g. '{\"energy_weight\": 1.0}'")
@@ -42,19 +46,20 @@ def train_main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--vec-env", choices=("subprocess", "dummy", "ray"), default="subprocess",
                     help="where the actors run: subprocesses (default), this process, or Ray actors")
     ap.add_argument("--ray-address", default=None, help="with --vec-env ray: an existing cluster (auto, ray://HOST:PORT)")
-    ap.add_argument("--torch-threads", type=int, default=1, help="threads of the learner (1)")
+    ap.add_argument("--torch-threads", type=positive_count, default=1, help="threads of the learner (1)")
     ap.add_argument("--raw-reward", action="store_true",
                     help="train on the environment's rewards as they are (default: scaled by VecNormalize)")
     ap.add_argument("--imitate", default=None, metavar="BASELINE",
                     help="first clone a baseline (T0, T1, T5, OR* / FF, EASY, SAF) on training days, then PPO")
-    ap.add_argument("--imitate-days", type=int, default=64, help="days the baseline plays for cloning (64)")
-    ap.add_argument("--imitate-epochs", type=int, default=10, help="cloning epochs over those days (10)")
-    ap.add_argument("--imitate-rounds", type=int, default=3,
+    ap.add_argument("--imitate-days", type=positive_count, default=64, help="days the baseline plays for cloning (64)")
+    ap.add_argument("--imitate-epochs", type=positive_count, default=10, help="cloning epochs over those days (10)")
+    ap.add_argument("--imitate-rounds", type=positive_count, default=3,
                     help="1: plain cloning; N: N-1 more rounds where the clone plays half as many days and the "
                          "baseline labels them (DAgger) (3)")
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
     from ...envs.core import EnvError, workload_files
+    from ...interrupts import exit_status, interruption, signals_interrupt
     from .training import TrainConfig, TrainError, train
     try:
         config = TrainConfig(args.agent, args.platform, workload_files(args.workloads), args.out, args.total_steps,
@@ -63,10 +68,15 @@ def train_main(argv: Optional[Sequence[str]] = None) -> int:
                              args.ray_address, normalize_reward=not args.raw_reward, imitate=args.imitate,
                              imitate_episodes=args.imitate_days, imitate_epochs=args.imitate_epochs,
                              imitate_rounds=args.imitate_rounds)
-        path = train(config, ["train", *argv])
+        with signals_interrupt():      # (SIGTERM too: the checkpoints stay, OUT/_INCOMPLETE says why)
+            path = train(config, ["train", *argv])
     except (EnvError, TrainError) as exc:
         print(f"batsched-py train: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as exc:
+        print(f"batsched-py train: {interruption(exc)}; the checkpoints saved are in {args.out / 'checkpoints'} "
+              "(continue with --resume)", file=sys.stderr)
+        return exit_status(exc)
     record = json.loads((path.parent / "model.json").read_text())
     print(f"model: {path} ({record['steps']} steps in {record['wall_time_s']} s); record: {path.parent / 'model.json'}")
     return 0
@@ -87,8 +97,8 @@ def evaluate_main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("-w", "--workloads", type=Path, nargs="+", required=True,
                     help="day files or folders, in order (e.g. train then test: the figures keep it)")
     ap.add_argument("-o", "--out", type=Path, required=True, help="output folder")
-    ap.add_argument("--repeat", type=int, default=1, help="repetitions of stochastic agents (the paper: 4)")
-    ap.add_argument("-j", "--jobs", type=int, default=None, help="parallel processes (all CPUs)")
+    ap.add_argument("--repeat", type=positive_count, default=1, help="repetitions of stochastic agents (the paper: 4)")
+    ap.add_argument("-j", "--jobs", type=count, default=0, help="parallel processes (0: all CPUs)")
     ap.add_argument("--env-args", type=_json_object, default={}, metavar="JSON", help="environment arguments")
     ap.add_argument("--time-unit", default="min", help="the platform's time unit, for labels (min on Grid'5000)")
     ap.add_argument("--address", default=None,
@@ -96,6 +106,7 @@ def evaluate_main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--no-figures", action="store_true")
     args = ap.parse_args(argv)
     from ...envs.core import EnvError, platform_hosts, workload_files
+    from ...interrupts import exit_status, interruption
     from ...policies.options import PolicyOptionError
     from ...campaigns.executor import ExecutorError
     from .evaluate import EvaluateError, evaluate, parse_policies, table
@@ -103,16 +114,15 @@ def evaluate_main(argv: Optional[Sequence[str]] = None) -> int:
         platform_hosts(args.platform)
         days = workload_files(args.workloads)
         specs = parse_policies(args.policies)
-        if args.repeat < 1:
-            raise EvaluateError("--repeat must be at least 1")
         summary = evaluate(args.env, args.platform, days, specs, args.out, repeat=args.repeat, jobs=args.jobs,
                            env_kwargs=args.env_args, address=args.address)
     except (EnvError, EvaluateError, PolicyOptionError, ExecutorError) as exc:
         print(f"batsched-py evaluate: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"batsched-py evaluate: interrupted; finished days are in {args.out / 'days.csv'}", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        print(f"batsched-py evaluate: {interruption(exc)}; finished days are in {args.out / 'days.csv'}",
+              file=sys.stderr)
+        return exit_status(exc)
     print(table(summary, args.time_unit))
     if not args.no_figures:
         import csv

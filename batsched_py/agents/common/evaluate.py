@@ -65,12 +65,27 @@ def parse_policies(text: str) -> list[PolicySpec]:
                 options = json.loads("{" + raw)
             except json.JSONDecodeError as exc:
                 raise EvaluateError(f"--policies: options of {name!r} are not a JSON object: {exc}") from None
+        _check_options(name, options)
         label = label or (Path(name).stem if name.endswith(".zip") else name)
         specs.append(PolicySpec(label, name, options))
     labels = [s.label for s in specs]
     if len(set(labels)) != len(labels):
         raise EvaluateError(f"--policies: two policies have the same label ({', '.join(labels)}); name them LABEL=NAME")
     return specs
+
+
+def _check_options(name: str, options: Any) -> None:
+    """A trained agent's only option is ``deterministic``; baselines and callables take none."""
+    if not isinstance(options, dict):
+        raise EvaluateError(f"--policies: options of {name!r} are not a JSON object: {options!r}")
+    known = {"deterministic"} if name.endswith(".zip") else set()
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise EvaluateError(f"--policies: {name!r} takes no option {', '.join(map(repr, unknown))} "
+                            f"({'its only option is deterministic' if known else 'only a MODEL.zip takes options'})")
+    if not isinstance(options.get("deterministic", True), bool):
+        raise EvaluateError(f"--policies: {name!r}: deterministic must be true or false, not "
+                            f"{options['deterministic']!r}")
 
 
 def day_group(path: Path) -> tuple[str, str]:
@@ -148,16 +163,22 @@ def evaluate(env_kind: str, platform: Path, days: Sequence[Path], specs: Sequenc
              progress: bool = True, address: Optional[str] = None) -> list[dict[str, Any]]:
     """Every policy on every day, ``chunk`` days a task, on the campaigns' executor (local worker
     processes, or Ray at ``address``: the day files must then be readable on every node)."""
-    from ...campaigns.executor import Task, interrupt_on_sigterm, make_executor
+    from ...campaigns.executor import Task, make_executor
+    from ...interrupts import interruption, signals_interrupt
     if env_kind not in ENVS:
         raise EvaluateError(f"--env {env_kind!r}: choose one of {', '.join(ENVS)}")
+    if jobs is not None and jobs < 0:
+        raise EvaluateError(f"jobs {jobs}: not a number of processes")
     for spec in specs:          # fail before any run: every policy loads
         if spec.name.endswith(".zip"):
             from .saved import load_agent
             load_agent(spec.name, env_kind)
         else:
             _policy(spec, env_kind)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise EvaluateError(f"--out {out}: {exc.strerror}") from None
     tasks = []
     for spec in specs:
         repeats = list(range(repeat if spec.stochastic else 1))
@@ -172,7 +193,7 @@ def evaluate(env_kind: str, platform: Path, days: Sequence[Path], specs: Sequenc
     bar = _bar(total, progress)
     failed = []
     # (Ctrl-C or SIGTERM: no task starts any more, running ones stop, finished days stay in days.csv)
-    with open(out / "days.csv", "w", newline="") as f, interrupt_on_sigterm(), \
+    with open(out / "days.csv", "w", newline="") as f, signals_interrupt(), \
             make_executor(address, jobs or os.cpu_count() or 1) as executor:
         writer = csv.DictWriter(f, DAY_FIELDS)
         writer.writeheader()
@@ -185,9 +206,13 @@ def evaluate(env_kind: str, platform: Path, days: Sequence[Path], specs: Sequenc
                 writer.writerows(outcome.value)
                 f.flush()
                 bar(len(outcome.value))
+        except KeyboardInterrupt as exc:
+            marker.write_text(f"evaluation {interruption(exc)}: days.csv holds the finished days only\n")
+            raise
         finally:
             bar(None)
     if failed:
+        marker.write_text(f"evaluation failed: {'; '.join(failed)}: days.csv holds the finished days only\n")
         raise EvaluateError("; ".join(failed) + f" (finished days are in {out / 'days.csv'})")
     order = {s.label: i for i, s in enumerate(specs)}
     day_order = {(day_group(d), d.name): i for i, d in enumerate(days)}

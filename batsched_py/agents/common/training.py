@@ -8,11 +8,14 @@ import platform as host
 import re
 import sys
 import time
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
+
+from ...interrupts import interruption
 
 AGENTS = ("shutdown", "scheduling")
 
@@ -80,7 +83,12 @@ def make_vec_env(config: TrainConfig, env_id: str):
 
         from ...campaigns.ray_vec_env import RayVecEnv
         if not ray.is_initialized():
-            ray.init(address=config.ray_address, include_dashboard=False, log_to_driver=False)
+            from ...campaigns.executor import describe_error
+            try:
+                ray.init(address=config.ray_address, include_dashboard=False, log_to_driver=False)
+            except Exception as exc:
+                raise TrainError(f"--ray-address {config.ray_address or '(local)'}: cannot connect to Ray "
+                                 f"({describe_error(exc)})") from None
         # one CPU per actor where the cluster has them, else packed: every actor must get a place
         share = min(1.0, ray.cluster_resources().get("CPU", 1.0) / config.actors)
         return RayVecEnv(fns, actor_options={"num_cpus": share, "scheduling_strategy": "SPREAD"})
@@ -92,15 +100,18 @@ def make_vec_env(config: TrainConfig, env_id: str):
 
 
 def latest_checkpoint(folder: Path) -> Optional[Path]:
+    """The checkpoint of most steps; one cut short (a training killed while saving it) is passed over."""
     found = [(int(m.group(1)), p) for p in folder.glob("model_*_steps.zip")
-             if (m := re.fullmatch(r"model_(\d+)_steps\.zip", p.name))]
+             if (m := re.fullmatch(r"model_(\d+)_steps\.zip", p.name)) and zipfile.is_zipfile(p)]
     return max(found)[1] if found else None
 
 
-def _latest_stats(folder: Path) -> Optional[Path]:
-    found = [(int(m.group(1)), p) for p in folder.glob("model_vecnormalize_*_steps.pkl")
-             if (m := re.fullmatch(r"model_vecnormalize_(\d+)_steps\.pkl", p.name))]
-    return max(found)[1] if found else None
+def _stats_of(checkpoint: Optional[Path]) -> Optional[Path]:
+    """The reward statistics saved with ``checkpoint`` (none if the training was killed in between)."""
+    if checkpoint is None:
+        return None
+    stats = checkpoint.with_name(checkpoint.name.replace("model_", "model_vecnormalize_", 1)).with_suffix(".pkl")
+    return stats if stats.is_file() else None
 
 
 def train(config: TrainConfig, argv: Optional[Sequence[str]] = None) -> Path:
@@ -114,36 +125,60 @@ def train(config: TrainConfig, argv: Optional[Sequence[str]] = None) -> Path:
         raise TrainError("--masking applies to the scheduling agent only")
     if config.total_steps < 1 or config.actors < 1:
         raise TrainError("total steps and actors must be positive")
+    for name, value in (("--checkpoint-every", config.checkpoint_every), ("--torch-threads", config.torch_threads)):
+        if value < 1:
+            raise TrainError(f"{name} {value}: not a positive number")
     hyper.update(config.hyperparameters)
     minibatches = hyper.pop("minibatches", None)
-    if minibatches:
-        hyper["batch_size"] = max(1, hyper["n_steps"] * config.actors // minibatches)
+    try:
+        if minibatches:
+            hyper["batch_size"] = max(1, hyper["n_steps"] * config.actors // minibatches)
+    except TypeError:
+        raise TrainError(f"--hyper: n_steps {hyper['n_steps']!r} and minibatches {minibatches!r} must be "
+                         "integers") from None
     torch.set_num_threads(config.torch_threads)
-    config.out.mkdir(parents=True, exist_ok=True)
+    _check_env(config, env_id)
+    try:
+        config.out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise TrainError(f"--out {config.out}: {exc.strerror}") from None
     checkpoints = config.out / "checkpoints"
     started = time.time()
     imitation: Optional[dict[str, Any]] = None
     if config.imitate:
         _check_teacher(config)
     venv = make_vec_env(config, env_id)
+    resumed_from = latest_checkpoint(checkpoints) if config.resume else None
+    if config.resume and resumed_from is None:
+        print(f"train: --resume: no checkpoint in {checkpoints}: training from scratch", file=sys.stderr, flush=True)
     if config.normalize_reward:
         from stable_baselines3.common.vec_env import VecNormalize
-        stats = _latest_stats(checkpoints) if config.resume else None
+        stats = _stats_of(resumed_from)
         venv = (VecNormalize.load(str(stats), venv) if stats is not None
                 else VecNormalize(venv, norm_obs=False, norm_reward=True, gamma=hyper["gamma"]))
+    marker = config.out / "_INCOMPLETE"
+    marker.write_text("training running or interrupted: checkpoints/ holds the steps saved so far "
+                      "(continue with --resume); model.zip and model.json are not this training's\n")
     try:
         algo: Any = PPO
         if config.masking:
             from sb3_contrib import MaskablePPO
             algo = MaskablePPO
         policy = "MultiInputPolicy" if config.agent == "scheduling" else "MlpPolicy"
-        resumed_from = latest_checkpoint(checkpoints) if config.resume else None
         if resumed_from is not None:
             model = algo.load(resumed_from, env=venv, device="cpu")
             model.tensorboard_log = str(config.out / "tensorboard")
+            kept = _kept_settings(model, hyper)
+            if kept:
+                print(f"train: --resume: the checkpoint's PPO settings are kept: "
+                      f"{', '.join(f'{k} {v!r} (not {hyper[k]!r})' for k, v in kept.items())}", file=sys.stderr)
+                hyper.update(kept)          # (model.json records what trained)
         else:
-            model = algo(policy, venv, policy_kwargs=policy_kwargs(), seed=config.seed, device="cpu", verbose=0,
-                         tensorboard_log=str(config.out / "tensorboard"), **hyper)
+            try:
+                model = algo(policy, venv, policy_kwargs=policy_kwargs(), seed=config.seed, device="cpu", verbose=0,
+                             tensorboard_log=str(config.out / "tensorboard"), **hyper)
+            except (TypeError, ValueError, AssertionError) as exc:    # (SB3 checks its settings with assert)
+                raise TrainError(f"--hyper {json.dumps(config.hyperparameters)}: {exc}") from None
             if config.imitate:
                 imitation = _imitate(config, env_id, model, venv, hyper["gamma"])
                 model.save(config.out / "imitation.zip")      # (the clone alone, to compare with PPO's)
@@ -159,8 +194,15 @@ def train(config: TrainConfig, argv: Optional[Sequence[str]] = None) -> Path:
                         tb_log_name=config.agent)
         path = config.out / "model.zip"
         model.save(path)
+    except KeyboardInterrupt as exc:
+        marker.write_text(f"training {interruption(exc)}: checkpoints/ holds the steps saved so far (continue "
+                          "with --resume); model.zip and model.json are not this training's\n")
+        raise
+    except TrainError:          # (a bad setting: this training saved nothing)
+        marker.unlink()
+        raise
     finally:
-        venv.close()
+        _close_actors(venv)
     record = {
         "agent": config.agent, "algorithm": "MaskablePPO" if config.masking else "PPO",
         "command": " ".join(["batsched-py", *(argv if argv is not None else sys.argv[1:])]),
@@ -175,7 +217,39 @@ def train(config: TrainConfig, argv: Optional[Sequence[str]] = None) -> Path:
         **({"imitation": imitation} if imitation else {}),
     }
     (config.out / "model.json").write_text(json.dumps(record, indent=2) + "\n")
+    marker.unlink()
     return path
+
+
+def _kept_settings(model: Any, hyper: dict[str, Any]) -> dict[str, Any]:
+    """The PPO settings of a loaded checkpoint that differ from ``hyper`` (SB3 keeps the checkpoint's)."""
+    kept = {}
+    for key, value in hyper.items():
+        have = getattr(model, key, value)
+        if not callable(have) and have != value:
+            kept[key] = have
+    return kept
+
+
+def _check_env(config: TrainConfig, env_id: str) -> None:
+    """Make one environment here with the training's arguments: a bad one is then named, not lost
+    in an actor process that dies (SubprocVecEnv's 'Connection reset by peer')."""
+    from ...envs.core import EnvError
+    try:
+        env_factory(env_id, config.platform, config.workloads, config.env_kwargs, config.seed)().close()
+    except TypeError as exc:
+        raise TrainError(f"--env {json.dumps(config.env_kwargs)}: {exc}") from None
+    except EnvError as exc:
+        raise TrainError(f"--env: {exc}") from None
+
+
+def _close_actors(venv: Any) -> None:
+    """Close the actors; a pipe to a dead one is no news (Ctrl-C at a terminal reaches them too, and
+    the error or interrupt that killed it is what propagates)."""
+    try:
+        venv.close()
+    except (EOFError, OSError):
+        pass
 
 
 def _check_teacher(config: TrainConfig) -> None:

@@ -13,7 +13,7 @@ from importlib import import_module
 from typing import Any, Callable
 
 from ...scheduler.failure import describe
-from ..options import PolicyOptionError, bool_option
+from ..options import PolicyOptionError
 
 
 def load_policy(spec: Any, env: str) -> Callable[[Any], Any]:
@@ -59,10 +59,10 @@ def trained_agent(scheduler_name: str, env: str, options: dict) -> tuple[Callabl
     """The saved agent that options ``model`` and ``deterministic`` name (taken out of ``options``;
     the others are returned for the scheduler)."""
     options = dict(options)
-    deterministic = bool_option(options, "deterministic", True)
-    model = options.pop("model", None)
-    options.pop("deterministic", None)
+    model, deterministic = options.pop("model", None), options.pop("deterministic", True)
     if not isinstance(model, str):
         raise PolicyOptionError(f"{scheduler_name} needs option model: the path of a trained agent (.zip)")
+    if not isinstance(deterministic, bool):
+        raise PolicyOptionError(f"{scheduler_name}: option deterministic must be true or false, not {deterministic!r}")
     from ...agents.common.saved import load_agent
     return load_agent(model, env, deterministic=deterministic), options
