@@ -149,8 +149,10 @@ class Session:
 
     def _answer_queries(self, s: Scheduler) -> None:
         # Like batsched, after the message's decisions: the estimate sees the plan they leave.
+        # (typed Any: the compiled build would otherwise coerce the answer to float before the check)
+        estimate_waiting_time: Any = s.estimate_waiting_time
         for job_id, description in self._queries:
-            estimate = s.estimate_waiting_time(description)
+            estimate = estimate_waiting_time(description)
             if isinstance(estimate, bool) or not isinstance(estimate, (int, float)) or not finite(estimate):
                 raise DecisionError(f"estimate_waiting_time({job_id}) at t={s.decision_time}: returned {estimate!r}, "
                                     "not a finite number of time units (-1: cannot tell)")
