@@ -10,7 +10,7 @@ from typing import Any, Optional, Sequence
 from . import __version__, compiled_modules
 from .argtypes import count, non_negative
 from .interrupts import exit_status, interruption, signals_interrupt
-from .textfiles import not_utf8, os_error
+from .textfiles import json_fault, not_utf8, os_error
 
 # Tools with their own parsers, mounted as sub-commands: name -> (module, one-line help).
 DELEGATED = {
@@ -78,10 +78,8 @@ def json_object(text: str, source: str) -> dict[str, Any]:
     """Scheduler options: ``text`` must hold a JSON object; errors name ``source``."""
     try:
         options = json.loads(text)
-    except ValueError as exc:       # JSONDecodeError, or an integer of more than 4300 digits
-        raise CliError(f"{source}: invalid JSON ({exc})") from None
-    except RecursionError:
-        raise CliError(f"{source}: JSON nested too deep") from None
+    except (ValueError, RecursionError) as exc:
+        raise CliError(f"{source}: {json_fault(exc)}") from None
     if not isinstance(options, dict):
         raise CliError(f"{source}: scheduler options must be a JSON object")
     return options

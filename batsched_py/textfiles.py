@@ -1,8 +1,9 @@
 """The one wording of the faults of text input (files and messages): bytes that are not UTF-8,
-damaged gzip data under a ``.gz`` file, and a file that cannot be opened; and text files
-written whole or not at all."""
+damaged gzip data under a ``.gz`` file, JSON that Python's reader refuses, and a file that cannot
+be opened; and text files written whole or not at all."""
 import gzip
 import os
+import sys
 import zlib
 from pathlib import Path
 
@@ -18,6 +19,14 @@ def not_utf8(exc: UnicodeDecodeError) -> str:
 def damaged_gzip(exc: BaseException) -> str:
     """What is wrong with a damaged gzip file (one of GZIP_FAULTS), for an error message."""
     return f"damaged gzip data ({exc})"
+
+
+def json_fault(exc: ValueError | RecursionError) -> str:
+    """What ``json.loads`` refused: bad JSON or an integer of over 4300 digits (ValueError), or
+    nesting deeper than Python's recursion allows."""
+    if isinstance(exc, RecursionError):
+        return f"JSON nested too deep for Python's parser (about {sys.getrecursionlimit()} levels at most)"
+    return f"invalid JSON ({exc})"
 
 
 def os_error(exc: OSError) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 
 from procset import ProcSet
 
-from ..textfiles import not_utf8
+from ..textfiles import json_fault, not_utf8
 from ..workloads.document import NO_NAN, non_finite
 from .errors import EmulatorError
 from .json_numbers import rapidjson_double
@@ -46,12 +46,8 @@ def load_events(path: str | Path, *, nb_hosts: int) -> list[ExternalEvent]:
         where = f"events file {path}, line {n}"
         try:
             obj = json.loads(line, parse_float=rapidjson_double)
-        except json.JSONDecodeError as exc:
-            raise EmulatorError(f"{where}: invalid JSON ({exc.msg})") from None
-        except ValueError as exc:       # an integer of more than 4300 digits
-            raise EmulatorError(f"{where}: invalid JSON ({exc})") from None
-        except RecursionError:
-            raise EmulatorError(f"{where}: JSON nested too deep") from None
+        except (ValueError, RecursionError) as exc:
+            raise EmulatorError(f"{where}: {json_fault(exc)}") from None
         if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
             raise EmulatorError(f"{where}: an event must be an object with a string 'type'")
         t = obj.get("timestamp")

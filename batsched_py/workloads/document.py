@@ -4,12 +4,11 @@ UTF-8 or JSON, or a wrong shape is named in one line, never a traceback."""
 import json
 import math
 import re
-import sys
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
 from .. import json_accel
-from ..textfiles import not_utf8
+from ..textfiles import json_fault, not_utf8
 
 # The optional accelerator (json_accel): parses a workload 2-3x faster.
 _fast_loads: Optional[Callable[[bytes], Any]] = json_accel.loads
@@ -54,11 +53,8 @@ def _parse(raw: bytes, parse_float: Callable[[str], float] | None) -> Any:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     try:
         return json.loads(text, parse_float=parse_float)
-    except ValueError as exc:       # JSONDecodeError, or an integer of more than 4300 digits
-        raise WorkloadError(f"invalid JSON ({exc})") from None
-    except RecursionError:
-        raise WorkloadError(f"JSON nested too deep for Python's parser (about {sys.getrecursionlimit()} levels "
-                            "at most)") from None
+    except (ValueError, RecursionError) as exc:
+        raise WorkloadError(json_fault(exc)) from None
 
 
 def _all_finite(value: Any) -> bool:
