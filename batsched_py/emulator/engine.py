@@ -374,10 +374,7 @@ class Engine:
             try:
                 reply = exchange(request)
             except Exception as exc:    # (the scheduler side's: named with the time, see policy_failure)
-                failure = policy_failure(exc, request.now)
-                if failure is exc:
-                    raise
-                raise failure from exc
+                raise policy_failure(exc, request.now)
             finally:
                 self.exchange_time += _perf_counter() - t0
             try:

@@ -52,10 +52,7 @@ def serve(scheduler: Scheduler, endpoint: str = DEFAULT_ENDPOINT, timeout: Optio
             try:
                 reply = session.handle(request)
             except Exception as exc:
-                failure = policy_failure(exc, request.now)
-                if failure is exc:
-                    raise   # already says what and where
-                raise failure from exc
+                raise policy_failure(exc, request.now)
             rep.send(p.encode_message(reply))
             if on_exchange is not None:
                 on_exchange(request, reply)
