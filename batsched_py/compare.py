@@ -135,7 +135,8 @@ def _run_all(args: argparse.Namespace, runs: list[tuple[str, str, dict[str, Any]
              outdir: Path) -> tuple[dict[str, Path], dict[str, str]]:
     """Every run on the executor, its files written into ``DIR/LABEL/`` as soon as it ends.
     Ctrl-C or SIGTERM: no run starts any more, running ones stop, finished ones stay."""
-    from .campaigns.executor import Task, interrupt_on_sigterm, make_executor, progress
+    from .campaigns.executor import Task, make_executor, progress
+    from .interrupts import signals_interrupt
     from .campaigns.simulation import SimulationSpec, check_inputs, simulate_to_files, with_inputs, write_files
     specs = {label: SimulationSpec(str(args.platform), tuple(map(str, args.workload)), name, options, args.energy,
                                    tuple(map(str, args.events)), args.mmax) for label, name, options in runs}
@@ -152,7 +153,7 @@ def _run_all(args: argparse.Namespace, runs: list[tuple[str, str, dict[str, Any]
                  for label, spec in specs.items()]
         print(f"compare: {_count(len(tasks), 'run')} on {executor.describe()}", file=sys.stderr)
         bar = progress(len(tasks), "runs")
-        with interrupt_on_sigterm(), closing(executor.run(tasks)) as outcomes:
+        with signals_interrupt(), closing(executor.run(tasks)) as outcomes:
             for outcome in outcomes:
                 if outcome.ok:
                     prefix = outdir / _safe(outcome.name) / "out"

@@ -29,16 +29,24 @@ def exit_status(exc: BaseException) -> int:
 @contextmanager
 def signals_interrupt() -> Iterator[None]:
     """Within the block, SIGINT and SIGTERM raise :class:`Interrupted` (main thread only:
-    elsewhere Python cannot install handlers, and the block runs unchanged)."""
+    elsewhere Python cannot install handlers, and the block runs unchanged).  A library that
+    re-raises it as a bare KeyboardInterrupt (ray.wait does) still ends the block with the name
+    of the signal received."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    received: list[str] = []
 
     def handler(signum, frame):
-        raise Interrupted(signal.Signals(signum).name)
+        received.append(signal.Signals(signum).name)
+        raise Interrupted(received[-1])
     previous = {s: signal.signal(s, handler) for s in SIGNALS}
     try:
         yield
+    except KeyboardInterrupt as exc:
+        if received and not isinstance(exc, Interrupted):
+            raise Interrupted(received[-1]) from exc
+        raise
     finally:
         for s, h in previous.items():
             signal.signal(s, h)

@@ -7,7 +7,8 @@ from contextlib import closing
 from dataclasses import dataclass, field
 from typing import Optional, TextIO
 
-from .executor import Executor, Task, interrupt_on_sigterm, progress
+from ..interrupts import signals_interrupt
+from .executor import Executor, Task, progress
 from .simulation import check_inputs, simulate_to_files, with_inputs, write_files
 from .spec import Campaign, CampaignError, CampaignRun
 from .store import ResultStore, progress_counts
@@ -62,7 +63,7 @@ def run_campaign(campaign: Campaign, executor: Executor, show_progress: bool = T
         tasks = [Task(r.key, simulate_to_files, (with_inputs(r.spec) if executor.ships_inputs else r.spec,))
                  for r in todo]
         try:
-            with interrupt_on_sigterm(), closing(executor.run(tasks)) as outcomes:
+            with signals_interrupt(), closing(executor.run(tasks)) as outcomes:
                 for outcome in outcomes:
                     run = by_key.pop(outcome.name)
                     if outcome.ok:

@@ -15,18 +15,15 @@ import multiprocessing
 import os
 import signal
 import sys
-import threading
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from multiprocessing import connection
 from pathlib import Path
 from typing import Any, Callable, Generator, Optional, Sequence
 
-from ..interrupts import Interrupted
 
 __all__ = ["Task", "Outcome", "Executor", "ExecutorError", "LocalExecutor", "RayExecutor", "make_executor",
-           "interrupt_on_sigterm", "describe_error"]
+           "describe_error"]
 
 
 class ExecutorError(RuntimeError):
@@ -57,31 +54,6 @@ def describe_error(exc: BaseException) -> str:
     """``Type: message`` on one line."""
     text = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-@contextmanager
-def interrupt_on_sigterm():
-    """SIGTERM (a batch system's timeout, ``kill``) handled as Ctrl-C for the duration, so both stop
-    a campaign the same way.  A no-op outside the main thread, where signals cannot be handled."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    received = []
-
-    def _raise(signum, frame):
-        received.append(signal.Signals(signum).name)
-        raise Interrupted(received[-1])    # (its name, for the message and the exit status)
-
-    previous = signal.signal(signal.SIGTERM, _raise)
-    try:
-        yield
-    except KeyboardInterrupt as exc:
-        if received and not isinstance(exc, Interrupted):   # ray.wait re-raises it as a bare KeyboardInterrupt
-            raise Interrupted(received[-1]) from exc
-        raise
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _check_names(tasks: Sequence[Task]) -> None:

@@ -6,7 +6,8 @@ import itertools
 from contextlib import closing
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from .executor import Executor, RayExecutor, Task, interrupt_on_sigterm
+from ..interrupts import signals_interrupt
+from .executor import Executor, RayExecutor, Task
 
 
 def grid(settings: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
@@ -30,7 +31,7 @@ def run_sweep(train: Callable[[dict[str, Any]], Mapping[str, Any]], settings: Ma
     rows: dict[str, dict[str, Any]] = {}
     try:
         tasks = [Task(str(i), train, (combo,)) for i, combo in enumerate(combos)]
-        with interrupt_on_sigterm(), closing(executor.run(tasks)) as outcomes:
+        with signals_interrupt(), closing(executor.run(tasks)) as outcomes:
             for outcome in outcomes:
                 combo = combos[int(outcome.name)]
                 result = dict(outcome.value) if outcome.ok else {}

@@ -6,7 +6,8 @@ import time
 
 import pytest
 
-from batsched_py.campaigns.executor import LocalExecutor, Task, interrupt_on_sigterm
+from batsched_py.campaigns.executor import LocalExecutor, Task
+from batsched_py.interrupts import signals_interrupt
 
 from helpers.campaign import always_die, die_once, interrupt_once_started, sleep_and_record, square
 
@@ -42,7 +43,7 @@ def test_interrupt_stops_running_tasks_starts_no_more_and_keeps_finished_ones(tm
     tasks += [Task(f"slow{i}", sleep_and_record, (str(tmp_path), f"slow{i}", 60)) for i in range(4)]
     finished = []
     sent = interrupt_once_started(tmp_path, 3, signum)     # quick, then two slow ones on the two workers
-    with pytest.raises(KeyboardInterrupt), interrupt_on_sigterm():
+    with pytest.raises(KeyboardInterrupt), signals_interrupt():
         for outcome in LocalExecutor(2).run(tasks):
             finished.append(outcome.name)
     assert time.monotonic() - sent["at"] < 3, "the workers were not stopped promptly"

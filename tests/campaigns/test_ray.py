@@ -9,7 +9,8 @@ import pytest
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'batsched_py[ray]')")
 
 from batsched_py.campaigns.campaign import run_campaign  # noqa: E402
-from batsched_py.campaigns.executor import RayExecutor, Task, interrupt_on_sigterm  # noqa: E402
+from batsched_py.campaigns.executor import RayExecutor, Task  # noqa: E402
+from batsched_py.interrupts import signals_interrupt  # noqa: E402
 from batsched_py.campaigns.spec import load_campaign  # noqa: E402
 
 from helpers.processes import alive  # noqa: E402
@@ -56,7 +57,7 @@ def test_a_task_whose_worker_always_dies_is_reported_by_name():
 def test_interrupt_cancels_running_tasks_and_starts_no_more(tmp_path):
     tasks = [Task(f"slow{i}", sleep_and_record, (str(tmp_path), f"slow{i}", 60)) for i in range(4)]
     sent = interrupt_once_started(tmp_path, 2, signal.SIGTERM)        # both CPUs busy, two tasks queued
-    with pytest.raises(KeyboardInterrupt) as raised, interrupt_on_sigterm():
+    with pytest.raises(KeyboardInterrupt) as raised, signals_interrupt():
         list(RayExecutor().run(tasks))
     # ray.wait turned the handler's exception into a bare KeyboardInterrupt: told as SIGINT, status 130
     assert getattr(raised.value, "signal", None) == "SIGTERM"
