@@ -22,7 +22,7 @@ from gymnasium import spaces
 from ..policies.agent import SchedulingScheduler
 from ..policies.agent.nodes import NodeState, node_masks, node_states
 from ..scheduler import HostState
-from .core import BatsimEnv, EnvError, weight
+from .core import BatsimEnv, EnvError, node_size, weight
 from .meter import job_figures
 
 
@@ -36,6 +36,7 @@ class SchedulingEnv(BatsimEnv):
         super().__init__(platform, workloads, backend, output_prefix)
         if cores_per_node is None:
             cores_per_node = int(self.zone_properties.get("cores_per_node", 12))
+        cores_per_node = node_size(cores_per_node, self.nb_hosts)
         self.options = {"dt": dt, "day": day, "cores_per_node": cores_per_node, "timeout": timeout,
                         "max_queue": max_queue, "max_running": max_running, "history": history,
                         "confidence_jobs": confidence_jobs}
@@ -62,6 +63,8 @@ class SchedulingEnv(BatsimEnv):
 
     def action_masks(self) -> np.ndarray:
         """The actions that start a job now (and 0): for sb3-contrib's MaskablePPO."""
+        if self.scheduler is None:
+            raise EnvError("action_masks() before reset(): the mask depends on the queue, call reset() first")
         return self.scheduler.action_mask()
 
     def reward(self) -> float:

@@ -21,7 +21,7 @@ from gymnasium import spaces
 
 from ..policies.agent import ShutdownScheduler
 from ..policies.agent.nodes import node_masks
-from .core import BatsimEnv, EnvError, weight
+from .core import BatsimEnv, EnvError, node_size, weight
 from .meter import job_figures
 
 
@@ -34,8 +34,7 @@ class ShutdownEnv(BatsimEnv):
         super().__init__(platform, workloads, backend, output_prefix)
         if cores_per_node is None:
             cores_per_node = int(self.zone_properties.get("cores_per_node", 12))
-        if not isinstance(cores_per_node, int) or cores_per_node < 1:
-            raise EnvError(f"cores_per_node: {cores_per_node!r} is not a positive integer")
+        cores_per_node = node_size(cores_per_node, self.nb_hosts)
         for name, value in (("dt", dt), ("day", day), ("tau", tau)):
             if not isinstance(value, (int, float)) or not value > 0:
                 raise EnvError(f"{name}: {value!r} is not a positive number")
