@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import Optional, Sequence
@@ -82,6 +83,8 @@ def train_main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"batsched-py train: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:
+        for sig in (signal.SIGINT, signal.SIGTERM):     # (the training stopped: another one would only cut
+            signal.signal(sig, signal.SIG_IGN)          # this process's exit short, and its exit status)
         print(f"batsched-py train: {interruption(exc)}; the checkpoints saved are in {args.out / 'checkpoints'} "
               "(continue with --resume)", file=sys.stderr)
         return exit_status(exc)

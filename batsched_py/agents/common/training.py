@@ -19,7 +19,7 @@ from typing import Any, Callable, Optional, Sequence
 import gymnasium as gym
 import numpy as np
 
-from ...interrupts import interruption
+from ...interrupts import interruption, signals_deferred
 from ...textfiles import write_whole
 from .checkpoints import WholeCheckpoints, fit_fault, latest_checkpoint, save_whole, stats_of
 from .hyper import HyperError, ppo_settings
@@ -212,14 +212,14 @@ def train(config: TrainConfig, argv: Optional[Sequence[str]] = None) -> Path:
             path = config.out / "model.zip"
             save_whole(path, model.save)
         except KeyboardInterrupt as exc:
-            marker.write_text(f"training {interruption(exc)}: {RUNNING.split(': ', 1)[1]}")
+            _mark(marker, f"training {interruption(exc)}")
             raise
         except (EOFError, ConnectionError) as exc:      # (an actor subprocess ended: its error, if it wrote one)
             failure = ActorError(_actor_failure(Path(errors), exc))
-            marker.write_text(f"training failed: {failure}: {RUNNING.split(': ', 1)[1]}")
+            _mark(marker, f"training failed: {failure}")
             raise failure from None
         except ActorError as exc:
-            marker.write_text(f"training failed: {exc}: {RUNNING.split(': ', 1)[1]}")
+            _mark(marker, f"training failed: {exc}")
             raise
         except TrainError:          # (a bad setting: this training saved nothing)
             if previous is None:
@@ -229,7 +229,8 @@ def train(config: TrainConfig, argv: Optional[Sequence[str]] = None) -> Path:
             raise
         finally:
             if venv is not None:
-                _close_actors(venv)
+                with signals_deferred():        # (a second signal: the actors are closed all the same)
+                    _close_actors(venv)
     record = {
         "agent": config.agent, "algorithm": algorithm,
         "command": " ".join(["batsched-py", *(argv if argv is not None else sys.argv[1:])]),
@@ -246,6 +247,12 @@ def train(config: TrainConfig, argv: Optional[Sequence[str]] = None) -> Path:
     write_whole(config.out / "model.json", json.dumps(record, indent=2) + "\n")
     marker.unlink()
     return path
+
+
+def _mark(marker: Path, what: str) -> None:
+    """The marker says how the training ended (a second signal waits until it is written)."""
+    with signals_deferred():
+        write_whole(marker, f"{what}: {RUNNING.split(': ', 1)[1]}")
 
 
 def _learn(config: TrainConfig, model: Any, checkpoints: Path, resumed: bool) -> None:
