@@ -68,6 +68,8 @@ def ppo_settings(paper: dict[str, Any], given: dict[str, Any], actors: int) -> t
         raise HyperError(f"--hyper: batch_size {given['batch_size']} is more than {of_rollout}")
     if minibatches:
         if rollout // minibatches < 2:
-            raise HyperError(f"--hyper: minibatches {minibatches} leave batches of fewer than 2 steps of {of_rollout}")
+            whose = "" if "minibatches" in given else " (the paper's: give batch_size instead)"
+            raise HyperError(f"--hyper: minibatches {minibatches}{whose} leave batches of fewer than 2 steps of "
+                             f"{of_rollout}")
         hyper["batch_size"] = rollout // minibatches
     return hyper, minibatches

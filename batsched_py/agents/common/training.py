@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import multiprocessing
 import os
 import platform as host
 import shutil
@@ -14,7 +13,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, NoReturn, Optional, Sequence
 
 import gymnasium as gym
 import numpy as np
@@ -80,9 +79,9 @@ def paper_settings(agent: str) -> tuple[str, dict, Callable[[], dict]]:
 
 def env_factory(env_id: str, platform: Path, workloads: Sequence[Path], env_kwargs: dict, seed: int,
                 errors: Optional[Path] = None) -> Callable:
-    """An actor's environment.  ``errors``: the folder where an actor in a subprocess writes the
-    one line of the error that ends it, for the learner to say (the subprocess exits at once, no
-    traceback); such an actor also leaves SIGINT and SIGTERM to the learner, which closes it."""
+    """An actor's environment.  ``errors`` (actors in subprocesses only): the folder where the
+    actor writes the one line of the error that ends it, for the learner to say, and exits at once
+    (no traceback); such an actor also leaves SIGINT and SIGTERM to the learner, which closes it."""
     def make():
         import gymnasium as gym
         from stable_baselines3.common.monitor import Monitor
@@ -91,17 +90,31 @@ def env_factory(env_id: str, platform: Path, workloads: Sequence[Path], env_kwar
         if errors is not None:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 signal.signal(sig, signal.SIG_IGN)
-        env = gym.make(env_id, platform=str(platform), workloads=[str(w) for w in workloads], **env_kwargs)
-        env = Monitor(env, info_keywords=("energy_waste", "nb_switches"))
-        env = ActorGuard(env, errors)
+        try:
+            env = gym.make(env_id, platform=str(platform), workloads=[str(w) for w in workloads], **env_kwargs)
+        except Exception as exc:
+            if errors is None:
+                raise
+            _end_actor(errors, f"an actor could not make its environment: {_one_line(exc)}")
+        env = ActorGuard(Monitor(env, info_keywords=("energy_waste", "nb_switches")), errors)
         env.reset(seed=seed)
         return env
     return make
 
 
+def _one_line(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+
+
+def _end_actor(errors: Path, line: str) -> NoReturn:
+    """An actor subprocess's end: its error written for the learner, no traceback."""
+    write_whole(errors / f"actor-{os.getpid()}", line + "\n")
+    os._exit(1)
+
+
 class ActorGuard(gym.Wrapper):
-    """An episode's error as one line naming its day: an ActorError in this process; in an actor
-    subprocess (``errors`` set), written to ``errors`` before the process exits."""
+    """An episode's error as one line naming its day: an ActorError here; in an actor subprocess
+    (``errors`` set), the actor's end (see env_factory)."""
 
     def __init__(self, env: Any, errors: Optional[Path]):
         super().__init__(env)
@@ -117,12 +130,10 @@ class ActorGuard(gym.Wrapper):
         try:
             return call(*args, **kwargs)
         except Exception as exc:
-            line = (f"an episode on {getattr(self.env.unwrapped, 'workload', None) or 'a day'} failed: "
-                    f"{type(exc).__name__}: {' '.join(str(exc).split())}")
-            if self.errors is None or multiprocessing.parent_process() is None:
+            line = f"an episode on {getattr(self.env.unwrapped, 'workload', None) or 'a day'} failed: {_one_line(exc)}"
+            if self.errors is None:
                 raise ActorError(line) from exc
-            write_whole(self.errors / f"actor-{os.getpid()}", line + "\n")
-            os._exit(1)
+            _end_actor(self.errors, line)
 
 
 def make_vec_env(config: TrainConfig, env_id: str, errors: Path):
@@ -170,13 +181,14 @@ def train(config: TrainConfig, argv: Optional[Sequence[str]] = None) -> Path:
     algorithm = "MaskablePPO" if config.masking else "PPO"
     checkpoints = config.out / "checkpoints"
     resumed_from = _resume_point(checkpoints, spaces, algorithm) if config.resume else None
-    _clear_out(config)
     torch.set_num_threads(config.torch_threads)
     started = time.time()
     imitation: Optional[dict[str, Any]] = None
     marker = config.out / "_INCOMPLETE"
-    previous = marker.read_text() if marker.is_file() else None
-    marker.write_text(RUNNING)
+    previous = marker.read_text() if marker.is_file() and not config.overwrite else None
+    with signals_deferred():        # (no folder without its marker, whenever a signal comes)
+        _clear_out(config)
+        marker.write_text(RUNNING)
     venv: Any = None
     with tempfile.TemporaryDirectory(prefix="batsched-py-actors-") as errors:
         try:
