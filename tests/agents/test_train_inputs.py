@@ -13,15 +13,6 @@ from batsched_py.agents.common.cli import evaluate_main, train_main
 from helpers.rl import PLATFORM, tiny_day
 
 
-@pytest.fixture
-def days(tmp_path):
-    folder = tmp_path / "days"
-    folder.mkdir()
-    tiny_day(folder / "a.json")
-    tiny_day(folder / "b.json", jobs=((5, 24, 20), (50, 48, 30)))
-    return folder
-
-
 def _train(out, days, *extra, agent="shutdown"):
     return [agent, "-p", str(PLATFORM), "-w", str(days), "-o", str(out), "--total-steps", "32", "--actors", "1",
             "--vec-env", "dummy", "--no-progress", "--hyper", '{"n_steps": 32}', *extra]

@@ -1,6 +1,7 @@
 """`batsched-py train` killed at any instant (SIGTERM or SIGINT, once or several times in a row,
 while starting, learning or writing a checkpoint) ends with the signal's status, its marker, whole
 checkpoints only and no traceback; `--resume` then goes on from the newest one."""
+import json
 import os
 import random
 import signal
@@ -15,7 +16,7 @@ from batsched_py.agents.common.checkpoints import latest_checkpoint, stats_of, z
 from batsched_py.agents.common.cli import train_main
 from batsched_py.interrupts import Interrupted, signals_deferred, signals_interrupt
 
-from helpers.rl import PLATFORM, tiny_day
+from helpers.rl import PLATFORM
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,15 +35,6 @@ if os.environ.get("SLOW_SAVE"):
 from batsched_py.cli import main
 sys.exit(main())
 """
-
-
-@pytest.fixture
-def days(tmp_path):
-    folder = tmp_path / "days"
-    folder.mkdir()
-    tiny_day(folder / "a.json")
-    tiny_day(folder / "b.json", jobs=((5, 24, 20), (50, 48, 30)))
-    return folder
 
 
 def _argv(out, days, vec, *extra):
@@ -78,7 +70,6 @@ def _resumes(out, days):
     done = int(newest.name.split("_")[1]) if newest else 0
     argv = _argv(out, days, "dummy", "--resume", "--total-steps", str(done + 32))[1:]
     assert train_main(argv) == 0
-    import json
     record = json.loads((out / "model.json").read_text())
     assert record["steps"] == done + 32
     assert record["resumed_from"] == (str(newest) if newest else None)
