@@ -1,6 +1,7 @@
 """`batsched-py train` killed at any instant (SIGTERM or SIGINT, once or several times in a row,
 while starting, learning or writing a checkpoint) ends with the signal's status, its marker, whole
-checkpoints only and no traceback; `--resume` then goes on from the newest one."""
+checkpoints only and no traceback; `--resume` then goes on from the newest one.  An actor whose
+episode fails ends the training in one line naming the day, not a traceback or a broken pipe."""
 import json
 import os
 import random
@@ -44,7 +45,8 @@ def _argv(out, days, vec, *extra):
 
 
 def _start(argv, **env):
-    environ = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]), **env)
+    environ = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    environ.update(env)
     return subprocess.Popen([sys.executable, "-c", LAUNCH, *argv], env=environ, stderr=subprocess.PIPE, text=True)
 
 
@@ -124,3 +126,37 @@ def test_signals_wait_for_a_deferred_block_then_interrupt():
                 written.append("whole")
             written.append("after")           # (never: the first signal is raised as the block ends)
     assert written == ["whole"] and stopped.value.signal == "SIGTERM"
+
+
+# in every process of the training (actor subprocesses included): a step that fails
+FAILING_STEP = """
+from batsched_py.envs.shutdown import ShutdownEnv
+def step(self, action):
+    raise RuntimeError("a bug in the step")
+ShutdownEnv.step = step
+"""
+
+
+def test_an_actor_subprocess_that_fails_is_one_line_naming_its_day(tmp_path, days):
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text(FAILING_STEP)
+    out = tmp_path / "out"
+    proc = _start(_argv(out, days, "subprocess", "--total-steps", "64"),
+                  PYTHONPATH=os.pathsep.join([str(tmp_path / "site"), str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 2, err
+    assert "Traceback" not in err and "EOFError" not in err and "BrokenPipe" not in err, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith(f"batsched-py train: an episode on {days}") and "RuntimeError: a bug in the step" in last, err
+    assert (out / "_INCOMPLETE").read_text().startswith("training failed: an episode on")
+
+
+def test_an_actor_in_process_that_fails_is_one_line_naming_its_day(tmp_path, days, capsys, monkeypatch):
+    from batsched_py.envs.shutdown import ShutdownEnv
+
+    def step(self, action):
+        raise RuntimeError("a bug in the step")
+    monkeypatch.setattr(ShutdownEnv, "step", step)
+    assert train_main(_argv(tmp_path / "out", days, "dummy", "--total-steps", "64")[1:]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith(f"batsched-py train: an episode on {days}")

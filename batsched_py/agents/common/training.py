@@ -108,7 +108,7 @@ def _one_line(exc: BaseException) -> str:
 
 def _end_actor(errors: Path, line: str) -> NoReturn:
     """An actor subprocess's end: its error written for the learner, no traceback."""
-    write_whole(errors / f"actor-{os.getpid()}", line + "\n")
+    write_whole(errors / f"actor-{os.getpid()}.txt", line + "\n")
     os._exit(1)
 
 
@@ -306,9 +306,8 @@ def _reward_scaling(config: TrainConfig, venv: Any, resumed_from: Optional[Path]
 
 def _actor_failure(errors: Path, exc: BaseException) -> str:
     """What ended an actor subprocess: the line it wrote, or the broken pipe."""
-    lines = [f.read_text().strip() for f in sorted(errors.glob("actor-*"))]
-    if lines:
-        return lines[0]
+    for path in sorted(errors.glob("actor-*.txt")):      # (whole: written as .part, then renamed)
+        return path.read_text().strip()
     return f"an actor process ended unexpectedly ({type(exc).__name__}: {exc or 'its pipe closed'})"
 
 
