@@ -80,7 +80,7 @@ def _resumes(out, days):
 
 def test_a_signal_during_a_checkpoint_write_waits_until_it_is_whole(tmp_path, days):
     out = tmp_path / "out"
-    proc = _start(_argv(out, days, "subprocess", "--total-steps", "1000000"), SLOW_SAVE="1")
+    proc = _start(_argv(out, days, "dummy", "--total-steps", "1000000"), SLOW_SAVE="1")
     _stopped_cleanly(proc, signal.SIGTERM, out)
     assert [p.name for p in _checkpoints(out)] == ["model_32_steps.zip"]
     _resumes(out, days)

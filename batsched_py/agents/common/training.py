@@ -230,9 +230,10 @@ def train(config: TrainConfig, argv: Optional[Sequence[str]] = None) -> Path:
             failure = ActorError(_actor_failure(Path(errors), exc))
             _mark(marker, f"training failed: {failure}")
             raise failure from None
-        except ActorError as exc:
-            _mark(marker, f"training failed: {exc}")
-            raise
+        except ActorError as exc:         # (from a Ray actor: Ray's error, an ActorError too, holds it as cause)
+            failure = ActorError(str(getattr(exc, "cause", None) or exc))
+            _mark(marker, f"training failed: {failure}")
+            raise failure from None
         except TrainError:          # (a bad setting: this training saved nothing)
             if previous is None:
                 marker.unlink()
