@@ -30,8 +30,9 @@ DeepShutdown code trains on); docs/papers/deepshutdown.md lists where ours diffe
 
 Observation: the last ``history`` feature rows (oldest first), each in [0, 1]: nodes per state (off,
 switching on, switching off, idle, computing) / G; reserved nodes / G; queue length / ``max_queue``;
-the priority job's reserved start after now / ``day``; hosts of the jobs the reservation blocks now
-/ hosts, and of those among them whose stretch (wait / walltime) reached ``tau``; each node's idle
+the priority job's reserved start after now / ``day``; hosts of the queued jobs that could start now
+were no node reserved / hosts, and of those among them whose stretch (wait / walltime) reached
+``tau`` (what the reservation blocks, or what the next plan starts); each node's idle
 age / ``idle_scale`` (capped; 0 unless idle and free); for the ``queue_features`` jobs of the plan
 order: hosts / hosts, walltime / ``day``, stretch / ``tau`` (capped), jobs of the same user in the
 system / ``max_user_jobs``; time of day / ``day``.
@@ -293,13 +294,18 @@ class ShutdownScheduler(AgentMixin, QueuePolicy):
     def _work_left(self) -> bool:
         return not self.no_more_static_jobs or bool(self.queue) or bool(self.jobs.running) or bool(self.pending)
 
-    def blocked(self) -> list[Any]:
-        """The queued jobs that would start now were no node reserved (the reservation blocks them)."""
-        if not self.reserved or not self.queue:
+    def startable(self) -> list[Any]:
+        """The queued jobs that would start now were no node reserved (EASY over every free host)."""
+        if not self.queue:
             return []
         started, _ = easy_plan(plan_order(self.queue, max(self.k, 1)), self.free_mask_of(), self._releases(),
                                self.now)
         return [job for job, _ in started]
+
+    def blocked(self) -> list[Any]:
+        """The queued jobs the reservation blocks: those that would start now were no node reserved
+        (none while nothing is reserved, as the authors count them)."""
+        return self.startable() if self.reserved else []
 
     def stretch(self, job: Any) -> float:
         """Wait so far / walltime (no walltime: as late as can be)."""
@@ -315,11 +321,11 @@ class ShutdownScheduler(AgentMixin, QueuePolicy):
         promised = 0.0
         if self.shadow is not None:
             promised = min(1.0, max(0.0, (self.shadow - now) / self.day))
-        blocked = self.blocked()
+        startable = self.startable()
         row = [c / g for c in counts]
         row += (len(self.reserved) / g, min(1.0, len(queue) / self.max_queue), promised,
-                sum(j.res for j in blocked) / n,
-                sum(j.res for j in blocked if self.stretch(j) >= self.tau) / n)
+                sum(j.res for j in startable) / n,
+                sum(j.res for j in startable if self.stretch(j) >= self.tau) / n)
         row += [min(1.0, (now - self.idle_since[i]) / self.idle_scale) if i in self.idle_since else 0.0
                 for i in range(self.nb_nodes)]
         jobs = plan_order(queue, self.k)
