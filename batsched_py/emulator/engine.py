@@ -1060,7 +1060,7 @@ class Engine:
             if job.state not in ("RUNNING", "COMPLETED_SUCCESSFULLY", "COMPLETED_FAILED",
                                  "COMPLETED_WALLTIME_REACHED", "COMPLETED_KILLED"):
                 raise EmulatorError(f"{self._where(e, index)}: Invalid KILL_JOB: job_id '{job.id}' refers to a job "
-                                    f"not being executed nor completed (its state is {job.state}).")
+                                    "not being executed nor completed.")
             job.kill_requested = True
             ids.append(job.id)
             if job.state == "RUNNING":
