@@ -262,3 +262,19 @@ def test_job_killed_as_it_starts_gets_batsims_epsilon_runtime(tmp_path):
         ("5.000000", "0.000010", "5.000010", "1.000000")
     schedule = next(csv.DictReader(open(tmp_path / "out_schedule.csv")))
     assert (schedule["makespan"], schedule["max_slowdown"]) == ("5.000010", "1.000000")
+
+
+@pytest.mark.parametrize("mapping,words", [
+    ({"0": 0, "2": 1}, "no resource associated to executor 1."),
+    ({"0": 0, "1": 5}, "executor 1 should use the 5-th resource within the allocation, but there are only 2"),
+    ({"0": "x"}, "all keys and values must be integers"),
+    ({"0": 1, "1": 0}, "a custom mapping other than one executor per allocated machine is not modelled"),
+])
+def test_execute_job_mapping_checked_as_batsim_reads_it(tmp_path, mapping, words):
+    ex = scripted(None, lambda r: [p.ExecuteJob(r.now, "w0!1", ProcSet((0, 1)), mapping=mapping)])
+    fails(tmp_path, ex, "EXECUTE_JOB", words)
+
+
+def test_identity_mapping_runs(tmp_path):
+    ex = scripted(None, lambda r: [p.ExecuteJob(r.now, "w0!1", ProcSet((0, 1)), mapping={"0": 0, "1": "1"})])
+    assert run(tmp_path, ex).jobs["w0!1"].final_state == "COMPLETED_SUCCESSFULLY"
