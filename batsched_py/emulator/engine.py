@@ -238,6 +238,7 @@ class Engine:
         self._routed = platform.routes is not None
         self._message_seq = -1        # see _cross
         self._kill_warned = False
+        self._event_number = 0
         self._route_latency: list[float] = []     # per compute host, then the master host's last
         self._route_rate: list[float] = []
         if platform.routes is not None and platform.master_route is not None:
@@ -704,6 +705,7 @@ class Engine:
     def _on_decision(self, reply: _Reply):
         """Decision ``k`` of ``reply`` reached the server: apply it; the actor puts the next."""
         e = reply.events[reply.k]
+        self._event_number = reply.k          # (Batsim's "event N" of its message errors)
         self._decisions.get(type(e), self._refuse)((e, reply.index))
         reply.k += 1
         return self._next_put(reply)
@@ -1018,7 +1020,7 @@ class Engine:
         """EXECUTE_JOB's custom mapping (executor -> rank in the allocation) as a list, checked as
         Batsim reads it."""
         where, n = self._where(e, index), len(e.alloc)
-        bad = f"{where}: Invalid JSON message: Invalid 'mapping' object (EXECUTE_JOB)"
+        bad = f"{where}: Invalid JSON message: Invalid 'mapping' object of event {self._event_number} (EXECUTE_JOB)"
         mapping: dict[int, int] = {}
         try:
             for key, value in (e.mapping or {}).items():
@@ -1027,8 +1029,8 @@ class Engine:
             raise EmulatorError(f"{bad}: all keys and values must be integers (or strings representing "
                                 "integers)") from None
         if not mapping:
-            raise EmulatorError(f"{where}: Invalid JSON: the 'mapping' value in the 'data' value (EXECUTE_JOB) must "
-                                "be a non-empty object")
+            raise EmulatorError(f"{where}: Invalid JSON: the 'mapping' value in the 'data' value of event "
+                                f"{self._event_number} (EXECUTE_JOB) must be a non-empty object")
         for expected, executor in enumerate(sorted(mapping)):
             if executor != expected:
                 raise EmulatorError(f"{bad}: no resource associated to executor {expected}.")
@@ -1204,21 +1206,45 @@ class Engine:
 
     def _set_metadata(self, payload: tuple[p.SetJobMetadata, int]) -> None:
         e, index = payload
-        self._job(e.job_id, e, index).metadata = e.metadata
+        where = self._where(e, index)
+        if '"' in e.metadata:
+            raise EmulatorError(f"{where}: Invalid JSON message: the 'metadata' value in the 'data' value of event "
+                                f"{self._event_number} (SET_JOB_METADATA) should not contain double quotes (got "
+                                f"###{e.metadata}###)")
+        job = self.jobs.get(e.job_id)
+        if job is None:
+            raise EmulatorError(f"{where}: The job '{e.job_id}' does not exist, cannot set its metadata")
+        job.metadata = e.metadata
+
+    #: the states Batsim 4.2.1 accepts in CHANGE_JOB_STATE (COMPLETED_FAILED is not one)
+    _CHANGEABLE = ("NOT_SUBMITTED", "RUNNING", "COMPLETED_SUCCESSFULLY", "COMPLETED_WALLTIME_REACHED",
+                   "COMPLETED_KILLED", "REJECTED")
 
     def _change_state(self, payload: tuple[p.ChangeJobState, int]) -> None:
         e, index = payload
-        job = self._job(e.job_id, e, index)
+        where = self._where(e, index)
         new = e.job_state
-        if job.state == "SUBMITTED" and new in ("RUNNING", "REJECTED"):
+        if new not in self._CHANGEABLE:
+            raise EmulatorError(f"{where}: Invalid JSON message: in event {self._event_number} (CHANGE_JOB_STATE): "
+                                f"['data']['job_state'] must be one of: {{{', '.join(sorted(self._CHANGEABLE))}}}")
+        job = self.jobs.get(e.job_id)
+        if job is None:
+            raise EmulatorError(f"{where}: The job '{e.job_id}' does not exist.")
+        if job.state == "SUBMITTED":
             if new == "RUNNING":
                 job.start = self.tl.now
                 self.nb_running += 1
-            else:
+            elif new == "REJECTED":
                 self.nb_completed += 1
                 job.state = new
                 self._record(job)
-        elif job.state == "RUNNING" and new.startswith("COMPLETED_"):
+            else:
+                raise EmulatorError(f"{where}: Invalid requested job state modification to '{new}': can only be "
+                                    "running or rejected.")
+        elif job.state == "RUNNING":
+            if not new.startswith("COMPLETED_"):
+                raise EmulatorError(f"{where}: Can only change the state of a running job to completed (successfully, "
+                                    "failed, and killed). State was RUNNING")
             job.token += 1
             if job.actions and self._energy:
                 self._actions_ended(job)
@@ -1232,5 +1258,6 @@ class Engine:
             job.state = new
             self._record(job)
         else:
-            raise EmulatorError(f"{self._where(e, index)}: cannot change job {job.id} from {job.state} to {new}")
+            raise EmulatorError(f"{where}: Can only change the state of a submitted or running job. State was "
+                                f"{job.state}")
         job.state = new

@@ -49,6 +49,10 @@ def set_state(hosts: str, pstate: int) -> Handler:
     return lambda r, e: [p.SetResourceState(r.now, ProcSet.from_str(hosts), str(pstate))]
 
 
+def change(job_id: str, state: str) -> Handler:
+    return lambda r, e: [p.ChangeJobState(r.now, job_id, state)]
+
+
 def both(*handlers: Handler) -> Handler:
     return lambda r, e: [d for h in handlers for d in h(r, e)]
 
@@ -95,6 +99,18 @@ SCENARIOS: dict[str, tuple[bool, list, list, dict[str, Handler]]] = {
     "switch_sleeping_host_to_virtual_pstate": (
         True, [job(1, 50)], [], {"SIMULATION_BEGINS": set_state("0", 13), "JOB_SUBMITTED": set_state("0", 14)}),
     "set_state_without_energy": (False, [job(1)], [], {"SIMULATION_BEGINS": set_state("0", 1)}),
+    "metadata_with_double_quote": (
+        False, [job(1)], [], {"JOB_SUBMITTED": lambda r, e: [p.SetJobMetadata(r.now, "w0!1", 'a"b')]}),
+    "metadata_of_unknown_job": (
+        False, [job(1)], [], {"JOB_SUBMITTED": lambda r, e: [p.SetJobMetadata(r.now, "w0!nope", "x")]}),
+    "change_state_to_failed": (False, [job(1)], [], {"JOB_SUBMITTED": change("w0!1", "COMPLETED_FAILED")}),
+    "change_state_of_unknown_job": (False, [job(1)], [], {"JOB_SUBMITTED": change("w0!nope", "RUNNING")}),
+    "change_submitted_job_to_completed": (False, [job(1)], [], {"JOB_SUBMITTED": change("w0!1", "COMPLETED_KILLED")}),
+    "change_running_job_to_rejected": (
+        False, [job(1)], [], {"JOB_SUBMITTED": both(change("w0!1", "RUNNING"), change("w0!1", "REJECTED"))}),
+    "change_rejected_job": (
+        False, [job(1)], [], {"JOB_SUBMITTED": both(lambda r, e: [p.RejectJob(r.now, "w0!1")],
+                                                    change("w0!1", "RUNNING"))}),
 }
 
 
