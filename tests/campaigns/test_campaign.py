@@ -75,6 +75,13 @@ def test_a_failing_run_is_stored_as_failed_and_the_others_are_kept(tmp_path, cap
     assert "failed: taurus/set/taurus_2016-03-27/off: " in err
 
 
+def test_an_empty_workload_list_is_refused(tmp_path, capsys):
+    path = write_campaign(tmp_path, workloads=[], policies='[policies.easy]\nscheduler = "easy"\n')
+    assert main(["campaign", "run", str(path), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("workloads.set: an empty list of workloads") and len(err.splitlines()) == 1, err
+
+
 @pytest.mark.parametrize("job, words", [
     ({"res": 500}, ["'w0!1' requests 500 hosts"]),
     ({"subtime": "NaN"}, ["'w0!1'", "subtime"]),
