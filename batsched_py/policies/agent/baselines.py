@@ -29,10 +29,9 @@ import math
 from typing import Any, Callable, Optional
 
 from ..power import read_runtimes
+from .clock import EPS
 from .easy_plan import easy_plan, plan_order
 from .nodes import NodeState
-
-EPS = 1e-6      # (Batsim's clock drift)
 
 
 class Bound:

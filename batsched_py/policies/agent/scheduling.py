@@ -1,12 +1,23 @@
 """DeepScheduling's decision: which queued job starts now, or let time pass.
 
-At every scheduling opportunity with jobs in the queue (a submission, a job end, or the call
-the agent asked for), time is frozen while the agent decides: action ``i`` in 1..``max_queue``
-starts the i-th queued job (submission order) now, on the lowest free hosts, preferring hosts
-that are on; action 0, or a job that does not fit, lets ``dt`` pass (a CALL_ME_LATER).  With an
-empty queue the simulation goes on to its next event.  Underneath, as in the paper, a timeout
-policy switches nodes of ``cores_per_node`` hosts off after ``timeout`` idle time units and wakes
-sleeping hosts a started job needs (the job starts once they are on).
+Decision points come every ``dt`` while jobs are queued, just after each multiple of ``dt`` from
+``day_start`` (:mod:`.clock`): a decision at minute t comes after every event of minute t, as the
+authors' environment steps its simulation ``t_action`` at a time.  At a decision point time is
+frozen while the agent decides: action ``i`` in 1..``max_queue`` starts the i-th queued job
+(submission order) now, and the agent decides again at the same instant while jobs remain queued;
+action 0, or a job that does not fit, lets ``dt`` pass.  With an empty queue the simulation goes on
+to its next event, and the decision point after it.
+
+A job takes the lowest free hosts that are on (idle, computing, switching on), then asleep, then
+switching off (a job waits for no switch-off it can avoid).  A job whose hosts are not all idle
+waits for them (sleeping ones are switched on for it) and starts once they are.  Underneath, as in
+the paper, a timeout policy switches off a node of ``cores_per_node`` hosts idle (no job, nothing
+waiting for it) for ``timeout`` time units, at a decision point after the agent's decisions: a node
+whose job ends at minute t may take a job submitted at t before the timeout sees it idle.
+
+Hosts idle when the simulation begins are switched off at once (``start_asleep``): the days start
+with every node off, as the authors' platform declares, in a way Batsim 4.2.1 runs (it cannot start
+a host asleep); the environment shifts the day by ``day_start`` (the switch-off time).
 
 Observation (a dict of arrays in [0, 1]):
 - ``queue`` (max_queue x 3): hosts / platform hosts, walltime / ``day``, confidence (mean runtime /
@@ -26,10 +37,13 @@ import numpy as np
 
 from ...scheduler import HostState, Job, register
 from ..base import QueuePolicy
-from ..options import PolicyOptionError, number_option
+from ..options import PolicyOptionError, flag_option, number_option
 from ..power import PowerMixin
+from ..selection import Selector, preferring
 from .base import ActionError, AgentMixin, action_int
+from .clock import Grid
 from .loading import load_policy, trained_agent
+from .nodes import switch_idle_nodes_off
 from .shutdown import _int_option
 
 _STATES = (HostState.SLEEPING, HostState.SWITCHING_ON, HostState.SWITCHING_OFF, HostState.IDLE,
@@ -46,15 +60,16 @@ class AgentQueue(QueuePolicy):
 
 class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
     description = "DeepScheduling decision points: which queued job starts now (timeout shutdown beneath)"
-    AGENT_OPTIONS = frozenset({"dt", "day", "max_queue", "max_running", "history", "confidence_jobs"})
+    AGENT_OPTIONS = frozenset({"dt", "day", "day_start", "start_asleep", "max_queue", "max_running", "history",
+                               "confidence_jobs"})
     # (PowerMixin's options but 'base': the queue beneath is this class's own, AgentQueue)
     OPTIONS = QueuePolicy.OPTIONS | (PowerMixin.POWER_OPTIONS - {"base"}) | AGENT_OPTIONS | {"policy"}
 
     @classmethod
     def option_defaults(cls) -> dict[str, Any]:
         return {**super().option_defaults(), "timeout": 5, "cores_per_node": 12, "dt": 1.0,
-                "day": 1440.0, "max_queue": 20, "max_running": 20, "history": 20, "confidence_jobs": 5,
-                "policy": None, **({"model": None, "deterministic": True} if "model" in cls.OPTIONS else {})}
+                "day": 1440.0, "day_start": 0.0, "start_asleep": True, "max_queue": 20, "max_running": 20,
+                "history": 20, "confidence_jobs": 5, "policy": None, **({"model": None, "deterministic": True} if "model" in cls.OPTIONS else {})}
 
     def __init__(self, options: Optional[Mapping[str, Any]] = None):
         options = dict(options or {})
@@ -63,6 +78,10 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
         super().__init__(options)
         self.dt = number_option(self.options, "dt", 1.0, positive=True)
         self.day = number_option(self.options, "day", 1440.0, positive=True)
+        self.day_start = number_option(self.options, "day_start", 0.0)
+        self.start_asleep = flag_option(self.options, "start_asleep", True)
+        self.grid = Grid(self.day_start, self.dt)
+        self.point = -1     # the decision point (grid index) open now, or the last one closed
         self.max_queue = _int_option(self.options, "max_queue", 20)
         self.max_running = _int_option(self.options, "max_running", 20)
         self.history = _int_option(self.options, "history", 20)
@@ -77,6 +96,8 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
 
     def on_simulation_begins(self, event) -> None:
         super().on_simulation_begins(event)
+        if self.start_asleep:
+            switch_idle_nodes_off(self, self.node_masks)    # (not counted: the day starts with them off)
         if self.policy is not None and hasattr(self.policy, "bind"):
             self.policy.bind(self)
 
@@ -88,10 +109,37 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
 
     # --- decision points ----------------------------------------------------------------
     def decision_due(self) -> bool:
-        return bool(self.queue)
+        """At a decision point with jobs queued.  Any other message (an event) asks for the decision
+        point after it; a decision point with nothing queued only runs the timeout."""
+        k = self.grid.index(self.now)
+        if k is None or k <= self.point:
+            self._remind(self.now)
+            return False
+        self.point = k
+        if self.queue:
+            return True
+        self._close()
+        return False
 
     def decision_due_again(self) -> bool:
         return self.started_last and bool(self.queue)
+
+    def _close(self) -> None:
+        """The decision point is over (time passes): the timeout, then the next decision point."""
+        super()._power_down()
+        if self.queue:
+            self._remind(self.now)
+
+    def _power_down(self) -> None:
+        """(The timeout runs when a decision point closes, after the agent's decisions: _close.)"""
+
+    def _remind(self, at: float) -> None:
+        """A call at the first decision point after ``at`` (and after the one open now)."""
+        super()._remind(self.grid.at(max(self.point + 1, self.grid.after(at))))
+
+    def selector(self) -> Selector:
+        awake = self.awake_mask()
+        return preferring(preferring(self.select, awake | self.platform.mask_in(HostState.SLEEPING)), awake)
 
     def policy_action(self) -> Any:
         """Run as a scheduler, a policy that waits while nothing runs, nothing waits for hosts and a
@@ -130,18 +178,10 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
                 self.start(job, hosts, index=i - 1)
                 self._flush()           # (hosts that are on: executed now, not at the next message)
                 self.started_last = True
-                return
-        if i > 0:
+        if i > 0 and not self.started_last:
             self.invalid_actions += 1
-        self._remind(self.now + self.dt)
-
-    def _remind(self, at: float) -> None:
-        # A call already due by ``at`` is the next decision point: one chain of decisions every dt
-        # (each event's message used to start its own chain, multiplying them by the events).
-        now = self.now
-        if not any(now < call <= at for call in self.calls):
-            self.calls.add(at)
-            self.call_me_later(at)
+        if not self.decision_due_again():
+            self._close()
 
     # --- what the agent sees ------------------------------------------------------------
     def confidence(self, job: Job) -> float:
@@ -154,7 +194,8 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
         n = float(len(self.platform))
         platform = self.platform
         reserved = (platform.all_mask & ~self.available_mask).bit_count()
-        return [reserved / n, min(1.0, len(self.queue) / self.max_queue), (self.now % self.day) / self.day,
+        return [reserved / n, min(1.0, len(self.queue) / self.max_queue),
+                ((self.now - self.day_start) % self.day) / self.day,
                 *(platform.mask_in(s).bit_count() / n for s in _STATES)]
 
     def _push_snapshot(self, row: list[float]) -> None:
