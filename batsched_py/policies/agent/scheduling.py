@@ -110,7 +110,8 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
     # --- decision points ----------------------------------------------------------------
     def decision_due(self) -> bool:
         """At a decision point with jobs queued.  Any other message (an event) asks for the decision
-        point after it; a decision point with nothing queued only runs the timeout."""
+        point after it; a decision point with nothing queued only runs the timeout.  (Decision points
+        follow one another while jobs wait or hold hosts, or hosts are not asleep.)"""
         k = self.grid.index(self.now)
         if k is None or k <= self.point:
             self._remind(self.now)
@@ -125,9 +126,12 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
         return self.started_last and bool(self.queue)
 
     def _close(self) -> None:
-        """The decision point is over (time passes): the timeout, then the next decision point."""
+        """The decision point is over (time passes): the timeout, then the next decision point unless
+        the platform is at rest.  (Asked for a whole period ahead: Batsim wakes a scheduler no sooner
+        than 1e-5 after it asks, so a point asked for by an event just before it would come late.)"""
         super()._power_down()
-        if self.queue:
+        platform = self.platform
+        if self.queue or self.alloc_masks or platform.mask_in(HostState.SLEEPING) != platform.all_mask:
             self._remind(self.now)
 
     def _power_down(self) -> None:
