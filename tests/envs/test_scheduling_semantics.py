@@ -16,6 +16,7 @@ from batsched_py.emulator.platform import load_platform
 from batsched_py.policies.agent.baselines import BASELINES
 from batsched_py.policies.agent.clock import LAG
 from batsched_py.policies.agent.nodes import NodeState, node_states
+from batsched_py.protocol import RequestedCall
 from helpers.rl import PLATFORM, ROOT
 
 DAYS = sorted((ROOT / "workloads/deepshutdown").glob("*/*.json"))
@@ -122,7 +123,7 @@ def test_decisions_come_after_every_event_of_their_minute(day):
     seen every job submitted by then and every job that ended by then."""
     doc = json.loads(day.read_text())
     runtimes = {str(j["id"]): doc["profiles"][j["profile"]]["cpu"] / SPEED for j in doc["jobs"]}
-    seen = []
+    seen, calls = [], []
 
     def check(env):
         s = env.scheduler
@@ -134,8 +135,19 @@ def test_decisions_come_after_every_event_of_their_minute(day):
         for job in s.jobs.running.values():
             assert job.start_time + runtimes[job.id.split("!", 1)[1]] > s.now
         seen.append(s.now)
-    play(make(day), random_valid(2), check)
+    env = make(day)
+    receive = env._receive
+
+    def receiving(request):
+        if any(isinstance(e, RequestedCall) for e in request.events):
+            calls.append(request.now)
+        receive(request)
+    env._receive = receiving
+    play(env, random_valid(2), check)
     assert len(seen) > 100
+    # every call comes at the decision point it asked for (Batsim wakes a scheduler no sooner than
+    # 1e-5 after it asks: a point asked for by an event just before it would come late)
+    assert all(env.scheduler.grid.index(t) is not None for t in calls)
 
 
 @pytest.mark.parametrize("timeout", [0, 5])

@@ -82,6 +82,8 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
         self.start_asleep = flag_option(self.options, "start_asleep", True)
         self.grid = Grid(self.day_start, self.dt)
         self.point = -1     # the decision point (grid index) open now, or the last one closed
+        self.watch = -1     # decision points up to this one are asked for in advance (see _close)
+        self._switches, self._started = 0, False    # (whether this point decided something)
         self.max_queue = _int_option(self.options, "max_queue", 20)
         self.max_running = _int_option(self.options, "max_running", 20)
         self.history = _int_option(self.options, "history", 20)
@@ -110,8 +112,7 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
     # --- decision points ----------------------------------------------------------------
     def decision_due(self) -> bool:
         """At a decision point with jobs queued.  Any other message (an event) asks for the decision
-        point after it; a decision point with nothing queued only runs the timeout.  (Decision points
-        follow one another while jobs wait or hold hosts, or hosts are not asleep.)"""
+        point after it; a decision point with nothing queued only runs the timeout."""
         k = self.grid.index(self.now)
         if k is None or k <= self.point:
             self._remind(self.now)
@@ -126,12 +127,14 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
         return self.started_last and bool(self.queue)
 
     def _close(self) -> None:
-        """The decision point is over (time passes): the timeout, then the next decision point unless
-        the platform is at rest.  (Asked for a whole period ahead: Batsim wakes a scheduler no sooner
-        than 1e-5 after it asks, so a point asked for by an event just before it would come late.)"""
+        """The decision point is over (time passes): the timeout, then the next decision point while
+        jobs are queued or the events of this point's decisions may come just before one (see
+        :mod:`.clock`: asked for by such an event, it would come late)."""
         super()._power_down()
-        platform = self.platform
-        if self.queue or self.alloc_masks or platform.mask_in(HostState.SLEEPING) != platform.all_mask:
+        if self.switches != self._switches or self._started:
+            self._switches, self._started = self.switches, False
+            self.watch = self.point + self.grid.ahead
+        if self.queue or self.point < self.watch:
             self._remind(self.now)
 
     def _power_down(self) -> None:
@@ -181,7 +184,7 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
             if hosts is not None:
                 self.start(job, hosts, index=i - 1)
                 self._flush()           # (hosts that are on: executed now, not at the next message)
-                self.started_last = True
+                self.started_last = self._started = True
         if i > 0 and not self.started_last:
             self.invalid_actions += 1
         if not self.decision_due_again():
