@@ -1,12 +1,14 @@
 """DeepScheduling's decision: which queued job starts now, or let time pass.
 
-Decision points come every ``dt`` while jobs are queued, just after each multiple of ``dt`` from
-``day_start`` (:mod:`.clock`): a decision at minute t comes after every event of minute t, as the
-authors' environment steps its simulation ``t_action`` at a time.  At a decision point time is
-frozen while the agent decides: action ``i`` in 1..``max_queue`` starts the i-th queued job
-(submission order) now, and the agent decides again at the same instant while jobs remain queued;
-action 0, or a job that does not fit, lets ``dt`` pass.  With an empty queue the simulation goes on
-to its next event, and the decision point after it.
+Decision points come every ``dt`` while a queued job could start, just after each multiple of
+``dt`` from ``day_start`` (:mod:`.clock`): a decision at minute t comes after every event of minute
+t, as the authors' environment steps its simulation ``t_action`` at a time.  At a decision point
+time is frozen while the agent decides: action ``i`` in 1..``max_queue`` starts the i-th queued job
+(submission order) now, and the agent decides again at the same instant while a queued job could
+start; action 0, or a job that does not fit, lets ``dt`` pass.  When no queued job the agent sees
+fits the free hosts (waiting is the only choice) the agent is not asked: the simulation goes on to
+its next event, and the decision point after it.  (The authors' environment asks every minute while
+jobs are queued; on busy days nine decisions in ten were such forced waits.)
 
 A job takes the lowest free hosts that are on (idle, computing, switching on), then asleep, then
 switching off (a job waits for no switch-off it can avoid).  A job whose hosts are not all idle
@@ -22,8 +24,9 @@ a host asleep); the environment shifts the day by ``day_start`` (the switch-off 
 Observation (a dict of arrays in [0, 1]):
 - ``queue`` (max_queue x 3): hosts / platform hosts, walltime / ``day``, confidence (mean runtime /
   walltime of the user's last ``confidence_jobs`` finished jobs; 1 without history);
-- ``running`` (max_running x 3), the running jobs that end first by walltime: hosts, walltime left /
-  ``day``, confidence-estimated time left / ``day``;
+- ``running`` (max_running x 3), the started jobs that end first by walltime (a job waiting for its
+  hosts to switch on: as if it started now): hosts, walltime left / ``day``, confidence-estimated
+  time left / ``day``;
 - ``snapshots`` (history x 8), one per decision, oldest first: hosts reserved by started jobs,
   queue length / ``max_queue``, time of day / ``day``, hosts sleeping, switching on, switching
   off, idle, computing (each / platform hosts).
@@ -111,30 +114,36 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
 
     # --- decision points ----------------------------------------------------------------
     def decision_due(self) -> bool:
-        """At a decision point with jobs queued.  Any other message (an event) asks for the decision
-        point after it; a decision point with nothing queued only runs the timeout."""
+        """At a decision point where a queued job could start.  Any other message (an event) asks for
+        the decision point after it; a decision point where none can only runs the timeout."""
         k = self.grid.index(self.now)
         if k is None or k <= self.point:
             self._remind(self.now)
             return False
         self.point = k
-        if self.queue:
+        if self.startable():
             return True
         self._close()
         return False
 
     def decision_due_again(self) -> bool:
-        return self.started_last and bool(self.queue)
+        return self.started_last and self.startable()
+
+    def startable(self) -> bool:
+        """Whether a queued job the agent sees fits the free hosts: else waiting is the only choice,
+        and the agent is not asked (the next event may change that)."""
+        free = self.free_hosts().bit_count()
+        return any(job.res <= free for job in self.queue[:self.max_queue])
 
     def _close(self) -> None:
-        """The decision point is over (time passes): the timeout, then the next decision point while
-        jobs are queued or the events of this point's decisions may come just before one (see
+        """The decision point is over (time passes): the timeout, then the next decision point while a
+        queued job could start or the events of this point's decisions may come just before one (see
         :mod:`.clock`: asked for by such an event, it would come late)."""
         super()._power_down()
         if self.switches != self._switches or self._started:
             self._switches, self._started = self.switches, False
             self.watch = self.point + self.grid.ahead
-        if self.queue or self.point < self.watch:
+        if self.startable() or self.point < self.watch:
             self._remind(self.now)
 
     def _power_down(self) -> None:
@@ -216,10 +225,14 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
         for r, job in enumerate(self.queue[:self.max_queue]):
             queue[r] = (job.res / n, min(1.0, (job.walltime or self.day) / self.day), self.confidence(job))
         running = np.zeros((self.max_running, 3), np.float32)
-        ends = sorted(self.jobs.running.values(), key=lambda j: j.expected_end or float("inf"))
-        for r, job in enumerate(ends[:self.max_running]):
+        now = self.now
+        # (a job waiting for its hosts to switch on holds them too: as if it started now)
+        started = [(job.start_time if job.start_time is not None else now, job)
+                   for job in (*self.jobs.running.values(), *(job for job, _, _ in self.pending.values()))]
+        started.sort(key=lambda sj: sj[0] + sj[1].walltime if sj[1].walltime is not None else float("inf"))
+        for r, (start, job) in enumerate(started[:self.max_running]):
             wall = job.walltime or self.day
-            elapsed = self.now - (job.start_time or self.now)
+            elapsed = now - start
             left = max(0.0, wall - elapsed)
             estimated = max(0.0, self.confidence(job) * wall - elapsed)
             running[r] = (job.res / n, min(1.0, left / self.day), min(1.0, estimated / self.day))
