@@ -3,8 +3,9 @@
 Action ``Discrete(max_queue + 1)``: 0 lets ``dt`` pass, ``i`` starts the i-th queued job now; a job
 that does not fit lets time pass too (or use ``action_masks()`` with sb3-contrib's MaskablePPO).
 Decisions come every ``dt`` after the events of their instant, time frozen while the agent starts
-jobs; with an empty queue the simulation goes on to its next event (see
-:mod:`batsched_py.policies.agent.scheduling` for the decisions and the observation).  An episode
+jobs; where no queued job fits the free hosts (waiting is the only choice) the simulation goes on to
+its next event (see :mod:`batsched_py.policies.agent.scheduling` for the decisions and the
+observation, and docs/papers/deepscheduling.md for how they differ from the authors').  An episode
 runs until the workload's jobs are all done (terminated), or ``max_time`` time units (truncated).
 
 The day starts with every node off, as the authors' platform declares: Batsim 4.2.1 cannot start a
@@ -111,11 +112,6 @@ class SchedulingEnv(BatsimEnv):
         """The actions that start a job now (and 0): for sb3-contrib's MaskablePPO."""
         return self.scheduler.action_mask()
 
-    def _read_integrals(self) -> tuple[float, float, float]:
-        """(energy waste, waiting jobs' sum of 1 / walltime, hosts computing) integrated so far."""
-        m = self.meter
-        return m.waste, m.waiting, m.host_time_of("computing")
-
     def reward(self) -> float:
         (waste, waiting, computing), before = self._read_integrals(), self._integrals
         self._integrals = (waste, waiting, computing)
@@ -123,6 +119,11 @@ class SchedulingEnv(BatsimEnv):
         return (-self.rho * (waste - before[0]) / (self.meter.idle_power * dt)
                 - self.sigma * (waiting - before[1]) / dt
                 + self.tau * (computing - before[2]) / (self.nb_hosts * dt))
+
+    def _read_integrals(self) -> tuple[float, float, float]:
+        """(energy waste, waiting jobs' sum of 1 / walltime, hosts computing) integrated so far."""
+        m = self.meter
+        return m.waste, m.waiting, m.host_time_of("computing")
 
     def info(self) -> dict[str, Any]:
         return {**super().info(), "energy_waste": self.meter.waste, "nb_switches": self.scheduler.switches,

@@ -72,7 +72,8 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
     def option_defaults(cls) -> dict[str, Any]:
         return {**super().option_defaults(), "timeout": 5, "cores_per_node": 12, "dt": 1.0,
                 "day": 1440.0, "day_start": 0.0, "start_asleep": True, "max_queue": 20, "max_running": 20,
-                "history": 20, "confidence_jobs": 5, "policy": None, **({"model": None, "deterministic": True} if "model" in cls.OPTIONS else {})}
+                "history": 20, "confidence_jobs": 5, "policy": None,
+                **({"model": None, "deterministic": True} if "model" in cls.OPTIONS else {})}
 
     def __init__(self, options: Optional[Mapping[str, Any]] = None):
         options = dict(options or {})
@@ -154,6 +155,7 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
         super()._remind(self.grid.at(max(self.point + 1, self.grid.after(at))))
 
     def selector(self) -> Selector:
+        """Free hosts that are on first, then asleep, then switching off."""
         awake = self.awake_mask()
         return preferring(preferring(self.select, awake | self.platform.mask_in(HostState.SLEEPING)), awake)
 
