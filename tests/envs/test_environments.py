@@ -160,11 +160,15 @@ def read_jobs(prefix):
 
 
 def test_a_policy_in_the_environment_schedules_as_through_run(tmp_path):
-    """Scheduling-v0 with the SAF baseline gives the jobs.csv of ``run --scheduler scheduling-agent``."""
+    """Scheduling-v0 with the SAF baseline gives the jobs.csv of ``run --scheduler scheduling-agent``
+    (on the day the environment simulates: shifted by its warm-up, every node switched off first)."""
     env = make("Scheduling", workloads=[DAY], output_prefix=str(tmp_path / "env"))
     play(env, BASELINES["scheduling"]["SAF"]())
     env.close()
-    run_simulation(PLATFORM, [DAY], "scheduling-agent", {"policy": "SAF"}, export=str(tmp_path / "run"), energy=True)
+    day, warmup = env.unwrapped.simulated_workload(DAY), env.unwrapped.warmup
+    assert warmup > 0
+    run_simulation(PLATFORM, [day], "scheduling-agent", {"policy": "SAF", "day_start": warmup},
+                   export=str(tmp_path / "run"), energy=True)
     assert read_jobs(tmp_path / "env") == read_jobs(tmp_path / "run")
 
 
