@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 from typing import Callable
 
@@ -40,13 +41,14 @@ from batsched_py.workloads.volunteer import generate_jobs, generate_logins, writ
 GOLDEN = ROOT / "tests" / "data" / "golden"
 DEEPSHUTDOWN_DAY = ROOT / "workloads" / "deepshutdown" / "test" / "2_test_102.json"
 LPC = ROOT / "workloads" / "elastic" / "lpc_egee_small.json"
+Writers = dict[str, Callable[[Path], object]]       # an input file's name -> what writes it
 
 
-def copy(src: Path) -> Callable[[Path], None]:
+def copy(src: Path) -> Callable[[Path], object]:
     return lambda dst: shutil.copyfile(src, dst)
 
 
-def lpc_slice(nb_jobs: int, nb_res: int) -> Callable[[Path], None]:
+def lpc_slice(nb_jobs: int, nb_res: int) -> Callable[[Path], object]:
     """The first ``nb_jobs`` jobs of the shipped LPC-EGEE window (single-core jobs), on ``nb_res`` hosts."""
     def write(dst: Path) -> None:
         w = json.loads(LPC.read_text())
@@ -57,8 +59,8 @@ def lpc_slice(nb_jobs: int, nb_res: int) -> Callable[[Path], None]:
     return write
 
 
-def volunteer_inputs(seed: int) -> dict[str, Callable[[Path], None]]:
-    """A generated pool of 20 PCs in 3 rooms, with 2 days of logins and HTC jobs (as tests/envs/test_volunteer)."""
+def volunteer_inputs(seed: int) -> Writers:
+    """A generated pool of 20 PCs in 3 rooms, with 2 days of logins and HTC jobs (the pool of tests/envs/test_volunteer)."""
     pool = generate_pool(20, 3, seed=seed)
     return {"pool.xml": lambda dst: write_pool_platform(pool, dst),
             "logins.jsonl": lambda dst: write_events(generate_logins(pool, 2, rate=0.6, seed=seed), dst, seed=seed),
@@ -66,7 +68,7 @@ def volunteer_inputs(seed: int) -> dict[str, Callable[[Path], None]]:
                                                                             seed=seed), indent=1))}
 
 
-def thermal_inputs() -> dict[str, Callable[[Path], None]]:
+def thermal_inputs() -> Writers:
     """8 processors of 24 cores (the shipped DQN's size), 300 one-core LPC-EGEE jobs."""
     return {"cluster_192.xml": lambda dst: dst.write_text(platform_xml(plain_cluster(192, 1e9), energy=False)),
             "lpc_300.json": lpc_slice(300, 192)}
@@ -79,7 +81,7 @@ VOLUNTEER_ARGS = ["-p", "inputs/pool.xml", "-w", "inputs/jobs.json", "--events",
                   *VolunteerScheduler.batsim_flags]
 
 #: case -> (inputs: file name -> writer, Batsim's arguments, scheduler, its options)
-CASES: dict[str, tuple[Callable[[], dict], list[str], str, dict]] = {
+CASES: dict[str, tuple[Callable[[], Writers], list[str], str, dict]] = {
     "shutdown_agent_T5-deepshutdown-E": (lambda: DEEPSHUTDOWN_INPUTS, DEEPSHUTDOWN_ARGS, "shutdown-agent",
                                          {"policy": "T5"}),
     "shutdown_agent_ORstar-deepshutdown-E": (lambda: DEEPSHUTDOWN_INPUTS, DEEPSHUTDOWN_ARGS, "shutdown-agent",
@@ -87,7 +89,7 @@ CASES: dict[str, tuple[Callable[[], dict], list[str], str, dict]] = {
     "scheduling_agent_SAF-deepshutdown-E": (lambda: DEEPSHUTDOWN_INPUTS, DEEPSHUTDOWN_ARGS, "scheduling-agent",
                                             {"policy": "SAF"}),
     **{f"volunteer_agent_{policy}-pool20s{seed}-E": (
-        lambda seed=seed: volunteer_inputs(seed), VOLUNTEER_ARGS, "volunteer-agent",
+        partial(volunteer_inputs, seed), VOLUNTEER_ARGS, "volunteer-agent",
         {"policy": policy, "level": "cluster", "epsilon": 0.1} if policy == "bandit" else {"policy": policy})
        for policy in ("random", "bandit") for seed in (1, 2, 3)},
     "elastic_agent_EDF-elastic140-E": (
@@ -109,6 +111,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def receive(sock: zmq.Socket, procs: list[subprocess.Popen]) -> bytes | None:
+    """The next message on ``sock``; None once Batsim or the scheduler has exited."""
+    while True:
+        try:
+            return sock.recv()
+        except zmq.Again:
+            if any(proc.poll() is not None for proc in procs):
+                return None
+
+
 def relay(front: zmq.Socket, back: zmq.Socket, procs: list[subprocess.Popen], case_dir: Path) -> list[dict]:
     """Forward every Batsim request to the scheduler and its reply back; the exchange, paths made relative."""
     prefix = str(case_dir) + "/"
@@ -116,21 +128,16 @@ def relay(front: zmq.Socket, back: zmq.Socket, procs: list[subprocess.Popen], ca
     for sock in (front, back):
         sock.setsockopt(zmq.RCVTIMEO, 200)
     while True:
-        for sock, payload in ((front, None), (back, None)):
-            while True:
-                try:
-                    payload = sock.recv()
-                    break
-                except zmq.Again:
-                    dead = [p.args[0] for p in procs if p.poll() is not None]
-                    if dead:
-                        return lines
-            if sock is front:
-                back.send(payload)
-            else:
-                front.send(payload)
-            lines.append({"from": "batsim" if sock is front else "scheduler",
-                          "msg": json.loads(payload.decode().replace(prefix, ""))})
+        request = receive(front, procs)
+        if request is None:
+            return lines
+        back.send(request)
+        reply = receive(back, procs)
+        if reply is None:
+            return lines
+        front.send(reply)
+        lines += [{"from": side, "msg": json.loads(raw.decode().replace(prefix, ""))}
+                  for side, raw in (("batsim", request), ("scheduler", reply))]
         if any(e["type"] == "SIMULATION_ENDS" for e in lines[-2]["msg"]["events"]):
             return lines
 
@@ -154,7 +161,7 @@ def record(case: str, batsim: list[str], keep: Path | None) -> bool:
     (work / "inputs" / "scheduler.json").write_text(json.dumps(options, indent=1) + "\n")
     sched_cmd = ["batsched-py", "serve", "--scheduler", scheduler, "--config", "inputs/scheduler.json"]
     front_port, back_port = free_port(), free_port()
-    ctx = zmq.Context.instance()
+    ctx: zmq.Context = zmq.Context.instance()
     front, back = ctx.socket(zmq.REP), ctx.socket(zmq.REQ)
     for s in (front, back):
         s.setsockopt(zmq.LINGER, 0)
