@@ -22,7 +22,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from functools import partial
 from pathlib import Path
@@ -88,6 +87,9 @@ CASES: dict[str, tuple[Callable[[], Writers], list[str], str, dict]] = {
                                              {"policy": "OR*", "workload": "inputs/2_test_102.json"}),
     "scheduling_agent_SAF-deepshutdown-E": (lambda: DEEPSHUTDOWN_INPUTS, DEEPSHUTDOWN_ARGS, "scheduling-agent",
                                             {"policy": "SAF"}),
+    # the shipped model (too big to copy into inputs/): re-record when it is retrained
+    "deepscheduling-deepshutdown-E": (lambda: DEEPSHUTDOWN_INPUTS, DEEPSHUTDOWN_ARGS, "deepscheduling",
+                                      {"model": "../../../../models/deepscheduling-taurus.zip"}),
     **{f"volunteer_agent_{policy}-pool20s{seed}-E": (
         partial(volunteer_inputs, seed), VOLUNTEER_ARGS, "volunteer-agent",
         {"policy": policy, "level": "cluster", "epsilon": 0.1} if policy == "bandit" else {"policy": policy})
@@ -154,8 +156,9 @@ def finish(proc: subprocess.Popen, grace: float = 60.0) -> int:
 
 def record(case: str, batsim: list[str], keep: Path | None) -> bool:
     make_inputs, args, scheduler, options = CASES[case]
-    work = Path(tempfile.mkdtemp(prefix=f"golden-{case}-"))
-    (work / "inputs").mkdir()
+    work = GOLDEN / f".{case}.recording"       # beside the cases: options may name files of the repository
+    shutil.rmtree(work, ignore_errors=True)
+    (work / "inputs").mkdir(parents=True)
     for name, write in make_inputs().items():
         write(work / "inputs" / name)
     (work / "inputs" / "scheduler.json").write_text(json.dumps(options, indent=1) + "\n")
@@ -181,7 +184,7 @@ def record(case: str, batsim: list[str], keep: Path | None) -> bool:
     back.close()
     log = (work / "batsim.log").read_text()
     if rc != 0 or src != 0:
-        critical = [line for line in log.splitlines() if "CRITICAL" in line] or log.splitlines()[-3:]
+        critical = [line[:300] for line in log.splitlines() if "CRITICAL" in line] or [log[-300:]]
         print(f"{case}: ABORTED (batsim rc={rc}, scheduler rc={src}, {len(lines)} messages): "
               f"{' | '.join(critical)}\n  scheduler: {(work / 'scheduler.log').read_text()[-600:]}")
         if keep:
@@ -200,11 +203,8 @@ def record(case: str, batsim: list[str], keep: Path | None) -> bool:
     (work / "out_schedule.trace").unlink(missing_ok=True)     # Batsim's Pajé trace: no golden case keeps it
     if len(log) > 20000:
         (work / "batsim.log").unlink()
-    dest = GOLDEN / case
-    shutil.rmtree(dest, ignore_errors=True)
-    shutil.copytree(work, dest)
-    dest.chmod(0o755)       # (mkdtemp's folder is private)
-    shutil.rmtree(work)
+    shutil.rmtree(GOLDEN / case, ignore_errors=True)
+    work.rename(GOLDEN / case)
     print(f"{case}: {len(lines)} messages, {wall:.1f} s")
     return True
 
