@@ -5,14 +5,11 @@ helpers as ``from helpers import ...``.
 """
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-
 import pytest
 
 from helpers import (GOLDEN, free_tcp_endpoint as _free_endpoint, golden_cases, read_transcript,  # noqa: F401
                      transcript_path)
+from helpers.batsim import real_batsim as real_batsim_command
 from helpers.rl import emulate_command
 
 
@@ -39,17 +36,11 @@ def clean_registry(monkeypatch):
 
 @pytest.fixture(scope="session")
 def real_batsim() -> str:
-    """``$BATSCHED_PY_BATSIM`` when it names a real Batsim 4 executable (built by hand:
-    ../shared/real-batsim/README.md); the test skips otherwise, as it does in CI
-    (``batsched-py emulate`` standing in for it is not one)."""
-    command = os.environ.get("BATSCHED_PY_BATSIM", "")
-    exe = shutil.which(command) if command else None
-    if exe is None:
+    """``$BATSCHED_PY_BATSIM`` when it is a real Batsim binary; the test skips otherwise, as in CI."""
+    command = real_batsim_command()
+    if command is None:
         pytest.skip("no real Batsim: set BATSCHED_PY_BATSIM to a batsim executable")
-    version = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=60).stdout.strip()
-    if not version.startswith("4."):
-        pytest.skip(f"BATSCHED_PY_BATSIM={command!r} is not Batsim 4 (--version: {version!r})")
-    return exe
+    return command
 
 
 @pytest.fixture(params=["emulate", "real"])

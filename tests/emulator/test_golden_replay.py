@@ -11,19 +11,12 @@ from golden_replay import GOLDEN, Replayer, cases, meta, transcript
 from helpers import OUTPUTS, output_differences
 
 # Agent cases (scripts/record_agent_goldens.py) whose output files the emulator does not write as
-# Batsim 4.2.1 did yet: issue 30, items 2 and 3.  Their messages match; strict, so that the fix shows.
+# Batsim 4.2.1 did yet (issue 30, item 3): their messages match; strict, so that the fix shows.
 EPOWER = ("consumed_energy.csv: the epower of a row that falls at (almost) the same time as the one before "
           "differs from Batsim's in the last digits (issue 30, item 3)")
-UNAVAILABLE_WHILE_ASLEEP = ("machine_states.csv, and schedule.csv's time_idle/time_sleeping: a PC made unavailable "
-                            "while asleep comes back idle on machine_available in Batsim, sleeping in the emulator "
-                            "(issue 30, item 2); and " + EPOWER)
-OUTPUT_DIFFERENCES = {
-    "elastic_agent_EDF-elastic140-E": EPOWER,
-    "shutdown_agent_ORstar-deepshutdown-E": EPOWER,
-    "shutdown_agent_T5-deepshutdown-E": EPOWER,
-    **{f"volunteer_agent_{policy}-pool20s{seed}-E": UNAVAILABLE_WHILE_ASLEEP
-       for policy in ("random", "bandit") for seed in (1, 2, 3)},
-}
+OUTPUT_DIFFERENCES = {case: EPOWER for case in (
+    "elastic_agent_EDF-elastic140-E", "shutdown_agent_ORstar-deepshutdown-E", "shutdown_agent_T5-deepshutdown-E",
+    *(f"volunteer_agent_{policy}-pool20s{seed}-E" for policy in ("random", "bandit") for seed in (1, 2, 3)))}
 
 
 def output_cases() -> list:
