@@ -15,7 +15,7 @@ from batsched_py.policies.options import PolicyOptionError
 from batsched_py.runner import run_simulation
 from batsched_py.scheduler import create
 
-from helpers.rl import DAY, PLATFORM, TRAIN, emulate_command
+from helpers.rl import DAY, PLATFORM, TRAIN
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT / "models"
@@ -85,10 +85,9 @@ def test_the_shipped_models_load_act_and_say_how_they_were_made(name, kind, tmp_
                                    for j in jobs)
 
 
-def test_a_served_agent_decides_as_in_process(tiny_model, tmp_path, monkeypatch):
-    """The same agent through ``serve`` (ZeroMQ, a Batsim process: batsched-py emulate) and in
-    process gives the same schedule, pstate changes included."""
-    monkeypatch.setenv("BATSCHED_PY_BATSIM", emulate_command())
+def test_a_served_agent_decides_as_in_process(tiny_model, tmp_path, batsim_process):
+    """The same agent through ``serve`` (ZeroMQ, a Batsim process: batsched-py emulate, then a real
+    Batsim 4.2.1 where there is one) and in process gives the same schedule, pstate changes included."""
     outputs = {}
     for backend in ("emulator", "batsim"):
         prefix = run_simulation(PLATFORM, [DAY], "deepshutdown", {"model": str(tiny_model)},
