@@ -21,3 +21,14 @@ def emulate_command() -> str:
 # Elastic-v0: 140 hosts with sleep pstates (batsched-py platform cluster -n 140) and 1,200 LPC-EGEE jobs
 ELASTIC_PLATFORM = ROOT / "platforms" / "elastic_140.xml"
 ELASTIC_WORKLOAD = ROOT / "workloads" / "elastic" / "lpc_egee_small.json"
+
+
+def baseline_action(kind, name):
+    """A baseline of environment ``kind`` as ``act(env, obs)``, bound to each new episode's scheduler."""
+    from batsched_py.policies.agent.baselines import BASELINES
+
+    def act(env, obs, p=BASELINES[kind][name]()):
+        if p.scheduler is not env.scheduler:
+            p.bind(env.scheduler)
+        return p(obs)
+    return act

@@ -99,7 +99,8 @@ def dedupe(days: Sequence[Path], against: Sequence[Path]) -> tuple[list[Path], l
             return None          # (an unreadable day is named when it is played)
     seen = {key(p) for p in against}
     seen.discard(None)
-    kept, dropped = [], []
+    kept: list[Path] = []
+    dropped: list[Path] = []
     for day in days:
         (dropped if key(day) in seen else kept).append(day)
     return kept, dropped
