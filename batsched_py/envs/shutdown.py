@@ -21,47 +21,17 @@ beyond ``tau`` x walltime), stretch and slowdown over every job submitted, unfin
 """
 from __future__ import annotations
 
-import json
-import shutil
-import tempfile
-import weakref
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
 import numpy as np
 from gymnasium import spaces
 
-from ..emulator.platform import load_platform
 from ..policies.agent.nodes import node_masks
 from ..policies.agent.shutdown import ShutdownScheduler, feature_count
 from .core import BatsimEnv, EnvError, weight
 from .meter import EnergyMeter, job_figures
-
-
-def switch_off_time(platform: Path) -> float:
-    """How long the slowest compute host takes to switch off (time units), from its sleep pstates."""
-    longest = 0.0
-    for host in load_platform(platform, energy=True).hosts:
-        if host.id >= 0:
-            for spec in host.sleep_pstates:
-                longest = max(longest, host.switch_off_time(spec))
-    return longest
-
-
-def shifted_workload(source: Path, shift: float, folder: Path) -> Path:
-    """A copy of a Batsim workload whose jobs are submitted ``shift`` later (written once)."""
-    target = folder / f"{source.stem}+{shift:g}{source.suffix}"
-    if not target.exists():
-        try:
-            doc = json.loads(source.read_text())
-            for job in doc["jobs"]:
-                job["subtime"] = float(job["subtime"]) + shift
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise EnvError(f"workload {source}: cannot read its jobs' submission times ({exc})") from None
-        part = target.with_suffix(".part")
-        part.write_text(json.dumps(doc))
-        part.replace(target)
-    return target
+from .warmup import ShiftedDays, switch_off_time
 
 
 class ShutdownEnv(BatsimEnv):
@@ -96,7 +66,7 @@ class ShutdownEnv(BatsimEnv):
         self.action_space = spaces.Discrete(self.nb_nodes + 1)
         self.observation_space = spaces.Box(0.0, 1.0, (history, feature_count(self.nb_nodes, queue_features)),
                                             np.float32)
-        self._copies: Optional[Path] = None
+        self.shifted = ShiftedDays(self.warmup)
         self._qos = 0.0
 
     def make_scheduler(self) -> ShutdownScheduler:
@@ -106,12 +76,7 @@ class ShutdownEnv(BatsimEnv):
             raise EnvError(str(exc)) from None
 
     def simulated_workload(self, workload: Path) -> Path:
-        if not self.warmup:
-            return workload
-        if self._copies is None:
-            self._copies = Path(tempfile.mkdtemp(prefix="batsched-py-shutdown-"))
-            weakref.finalize(self, shutil.rmtree, self._copies, True)
-        return shifted_workload(workload, self.warmup, self._copies)
+        return self.shifted(workload)
 
     def make_meter(self) -> EnergyMeter:
         # (every host: the authors' waste counts the idle cores of partly busy nodes too)

@@ -114,9 +114,10 @@ def test_reset_picks_the_workload_asked_for():
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_emulator_and_batsim_backends_agree(name, emulate_as_batsim):
-    """The same seed and actions give the same observations and rewards with the emulator in
-    this process and with a Batsim process (here ``batsched-py emulate``) over ZeroMQ."""
+def test_emulator_and_batsim_backends_agree(name, batsim_process):
+    """The same seed and actions over a whole day give the same observations, rewards and final
+    figures with the emulator in this process and with a Batsim process over ZeroMQ (``batsched-py
+    emulate``, then a real Batsim 4.2.1 where $BATSCHED_PY_BATSIM names one)."""
     rng = np.random.default_rng(1)
     actions = rng.integers(0, 21 if name == "Scheduling" else 15, 3000)
     runs = []
@@ -126,7 +127,8 @@ def test_emulator_and_batsim_backends_agree(name, emulate_as_batsim):
         env.close()
     same_observations(runs[0][0], runs[1][0])
     assert runs[0][1] == runs[1][1]
-    assert runs[0][2]["energy_waste"] == runs[1][2]["energy_waste"]
+    for key in ("energy_waste", "nb_switches", "waiting_time", "time"):
+        assert runs[0][2][key] == runs[1][2][key], key
 
 
 def test_vector_envs():
@@ -160,11 +162,15 @@ def read_jobs(prefix):
 
 
 def test_a_policy_in_the_environment_schedules_as_through_run(tmp_path):
-    """Scheduling-v0 with the SAF baseline gives the jobs.csv of ``run --scheduler scheduling-agent``."""
+    """Scheduling-v0 with the SAF baseline gives the jobs.csv of ``run --scheduler scheduling-agent``
+    (on the day the environment simulates: shifted by its warm-up, every node switched off first)."""
     env = make("Scheduling", workloads=[DAY], output_prefix=str(tmp_path / "env"))
     play(env, BASELINES["scheduling"]["SAF"]())
     env.close()
-    run_simulation(PLATFORM, [DAY], "scheduling-agent", {"policy": "SAF"}, export=str(tmp_path / "run"), energy=True)
+    day, warmup = env.unwrapped.simulated_workload(DAY), env.unwrapped.warmup
+    assert warmup > 0
+    run_simulation(PLATFORM, [day], "scheduling-agent", {"policy": "SAF", "day_start": warmup},
+                   export=str(tmp_path / "run"), energy=True)
     assert read_jobs(tmp_path / "env") == read_jobs(tmp_path / "run")
 
 

@@ -35,3 +35,14 @@ def tiny_day(path: Path, jobs=((0, 12, 30), (20, 24, 60), (100, 12, 45)), **chan
     text = json.dumps({"nb_res": 168, "jobs": docs, "profiles": profiles})
     path.write_text(text.replace('"NaN"', "NaN"))
     return path
+
+
+def baseline_action(kind, name):
+    """A baseline of environment ``kind`` as ``act(env, obs)``, bound to each new episode's scheduler."""
+    from batsched_py.policies.agent.baselines import BASELINES
+
+    def act(env, obs, p=BASELINES[kind][name]()):
+        if p.scheduler is not env.scheduler:
+            p.bind(env.scheduler)
+        return p(obs)
+    return act

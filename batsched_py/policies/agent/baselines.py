@@ -29,10 +29,9 @@ import math
 from typing import Any, Callable, Optional
 
 from ..power import read_runtimes
+from .clock import EPS
 from .easy_plan import easy_plan, plan_order
 from .nodes import NodeState
-
-EPS = 1e-6      # (Batsim's clock drift)
 
 
 class Bound:
@@ -160,13 +159,16 @@ class Easy(Bound):
         head = queue[indices[0]]
         if head.res <= free:
             return indices[0] + 1
-        # the head's reservation: when enough hosts free up, by walltime; extra hosts then
+        # the head's reservation: when enough hosts free up, by walltime (a job still waiting for
+        # its hosts to switch on: from now); extra hosts then
         shadow, extra = math.inf, 0
         avail = free
-        for job in sorted(s.jobs.running.values(), key=lambda j: j.expected_end or math.inf):
-            avail += job.res
+        ends = [(j.expected_end or math.inf, j.res) for j in s.jobs.running.values()]
+        ends += [(s.now + (j.walltime or math.inf), j.res) for j, _, _ in s.pending.values()]
+        for end, hosts in sorted(ends):
+            avail += hosts
             if avail >= head.res:
-                shadow, extra = (job.expected_end or math.inf), avail - head.res
+                shadow, extra = end, avail - head.res
                 break
         for i in indices[1:]:
             job = queue[i]

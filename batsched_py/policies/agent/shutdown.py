@@ -49,15 +49,10 @@ from ..base import QueuePolicy
 from ..options import PolicyOptionError, number_option
 from ..power import require_sleep_states
 from .base import AgentMixin, action_int
+from .clock import DRIFT, EPS, LAG
 from .easy_plan import easy_plan, plan_order
 from .loading import load_policy, trained_agent
-from .nodes import NodeState, node_masks, node_states
-
-EPS = 1e-6      # Batsim's clock drifts off round values by much less than this
-LAG = 1e-4      # (x dt) how long after each multiple of dt a decision comes: after that instant's events
-# (x dt) how much longer than dt the decision period is: a job started at a decision point ends a
-# whole number of minutes later, a little before the decision point of that minute, never with it
-DRIFT = 1e-6
+from .nodes import NodeState, node_masks, node_states, switch_idle_nodes_off
 
 
 def feature_count(nb_nodes: int, queue_features: int) -> int:
@@ -115,13 +110,7 @@ class ShutdownScheduler(AgentMixin, QueuePolicy):
         # the observation window: earlier decisions' feature rows, the newest last
         self.window = np.zeros((self.history, self.nb_features), np.float32)
         if self.start_asleep:
-            idle = self.platform.mask_in(HostState.IDLE) & self.platform.free_mask
-            off = 0
-            for m in self.masks:
-                if m & idle == m:
-                    off |= m
-            if off:
-                self.switch_off(procset_of_mask(off))    # (not counted: the day starts with them off)
+            switch_idle_nodes_off(self, self.masks)    # (not counted: the day starts with them off)
         if self.policy is not None and hasattr(self.policy, "bind"):
             self.policy.bind(self)
         self.call_me_later(self.next_decision)
