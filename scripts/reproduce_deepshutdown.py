@@ -35,10 +35,23 @@ def main(argv=None) -> int:
     ap.add_argument("-p", "--platform", type=Path, default=ROOT / "platforms/taurus_deepshutdown.xml")
     ap.add_argument("--agent", type=Path, nargs="*", default=[], help="trained agents (.zip)")
     ap.add_argument("--repeat", type=int, default=4, help="stochastic repetitions of each agent (the paper: 4)")
-    ap.add_argument("-o", "--out", type=Path, required=True)
+    ap.add_argument("-o", "--out", type=Path)
     ap.add_argument("-j", "--jobs", type=int, default=0, help="parallel processes (0: all CPUs)")
     ap.add_argument("--limit", type=int, default=0, help="only the first N held-out days (a quick look)")
+    ap.add_argument("--no-baselines", action="store_true", help="the agents only (baselines evaluated elsewhere)")
+    ap.add_argument("--report", type=Path, nargs="+", metavar="DAYS_CSV",
+                    help="evaluate nothing: print the tables of these days.csv files together")
     args = ap.parse_args(argv)
+    if args.report:
+        rows: list[dict] = []
+        for path in args.report:
+            with open(path) as f:
+                rows += list(csv.DictReader(f))
+        labels = list(dict.fromkeys(r["policy"] for r in rows))
+        print(report(rows, labels))
+        return 0
+    if args.out is None:
+        ap.error("-o/--out is required unless --report")
     groups = sorted(p.parent.parent.name for p in args.data.glob("*/workloads/test"))
     if not groups:
         print(f"reproduce_deepshutdown: no GROUP/workloads/test under {args.data}", file=sys.stderr)
@@ -49,7 +62,7 @@ def main(argv=None) -> int:
     print(f"{len(days)} held-out days ({len(dropped)} left out: equal to a training day)", file=sys.stderr)
     if args.limit:
         days = days[:args.limit]
-    specs = [PolicySpec(b, b) for b in BASELINES]
+    specs = [] if args.no_baselines else [PolicySpec(b, b) for b in BASELINES]
     for agent in args.agent:
         specs.append(PolicySpec(agent.stem, str(agent)))
         if args.repeat > 0:
@@ -79,6 +92,8 @@ def report(rows: list[dict], labels: list[str]) -> str:
                     f"{fmt.format(statistics.mean(float(r[k]) for r in rs)):>14}" for k, _, fmt in FIGURES))
     mean = {label: {k: statistics.mean(float(r[k]) for r in by[(label, "all")]) for k, _, _ in FIGURES}
             for label in labels if by.get((label, "all"))}
+    if not all(b in mean for b in ("T0", "T5", "OR*")):
+        return "\n".join(lines)
     lines.append("\nratios over every day (waste, switches, wait):")
     for label in labels:
         if label in BASELINES or label not in mean:
