@@ -142,4 +142,4 @@ def test_compare_on_ray_writes_the_same_files_as_local_processes(tmp_path, capsy
     assert main([*args, "-o", str(tmp_path / "ray"), "--address", "auto"]) == 0   # the fixture's Ray
     assert "compare: 2 runs on Ray (auto, 2 CPUs)" in capsys.readouterr().err
     assert tree_bytes(tmp_path / "ray") == tree_bytes(tmp_path / "local")
-    assert len(tree_bytes(tmp_path / "ray")) == 2 * 5 + 1     # two runs' files and comparison.csv
+    assert len(tree_bytes(tmp_path / "ray")) == 2 * 6 + 1     # two runs' files (time unit too) and comparison.csv
