@@ -254,10 +254,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     policy = create_scheduler(create, args.scheduler, parse_options(args.config))
     export = str(args.outdir / "out") if args.outdir else export_prefix(args.export)
     check_mmax(args)
-    unit = time_unit(args)
     prefix = run_simulation(args.platform, args.workload, policy,
                             export=export, energy=args.energy, events=args.events, mmax=args.mmax,
                             backend=args.backend, timeout=args.timeout, progress=not args.no_progress)
+    unit = time_unit(args)
     record_time_unit(prefix, unit, args.platform)
     print_summary(prefix, args.scheduler, args.platform, energy=args.energy, time_unit=unit)
     return 0
