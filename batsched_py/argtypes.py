@@ -3,6 +3,8 @@ negative timeout or a NaN switching time is refused with the option's name, not 
 import argparse
 import math
 
+from .units import check_time_unit
+
 
 def _number(text: str) -> float:
     try:
@@ -57,3 +59,11 @@ def positive_list(text: str) -> list[float]:
 def non_negative_list(text: str) -> list[float]:
     """Comma-separated finite numbers >= 0."""
     return [non_negative(part.strip()) for part in text.split(",")]
+
+
+def time_unit(text: str) -> str:
+    """One of the time units a platform may count in (s, min, h)."""
+    try:
+        return check_time_unit(text, "")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None

@@ -1,6 +1,7 @@
 """``batsched-py``: the command line.  Each sub-command is a thin shell over a library call."""
 import argparse
 import json
+import os
 import sys
 import warnings
 from importlib import import_module
@@ -8,7 +9,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from . import __version__, compiled_modules
-from .argtypes import count, non_negative
+from .argtypes import count, non_negative, time_unit as time_unit_arg
 from .interrupts import exit_status, interruption, signals_interrupt
 from .textfiles import json_fault, not_utf8, os_error
 
@@ -152,7 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
                                       "files travel with the runs)")
     cp.add_argument("--no-plots", action="store_true", help="skip the plots")
     for q in (rp, cp):
-        q.add_argument("--time-unit",
+        q.add_argument("--time-unit", type=time_unit_arg,
                        help="time unit of the inputs, for labels (default: detected from the platform: min when "
                             "its hosts switch on and off within 10 time units, as the Grid'5000 Taurus examples "
                             "do, whose energies are then in W·min; else s)")
@@ -249,13 +250,42 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     from .runner import run_simulation, print_summary
     from .scheduler import create
+    from .metrics.time_unit import record_time_unit
     policy = create_scheduler(create, args.scheduler, parse_options(args.config))
-    export = str(args.outdir / "out") if args.outdir else args.export
+    export = str(args.outdir / "out") if args.outdir else export_prefix(args.export)
+    check_mmax(args)
     prefix = run_simulation(args.platform, args.workload, policy,
                             export=export, energy=args.energy, events=args.events, mmax=args.mmax,
                             backend=args.backend, timeout=args.timeout, progress=not args.no_progress)
-    print_summary(prefix, args.scheduler, args.platform, energy=args.energy, time_unit=time_unit(args))
+    unit = time_unit(args)
+    record_time_unit(prefix, unit, args.platform)
+    print_summary(prefix, args.scheduler, args.platform, energy=args.energy, time_unit=unit)
     return 0
+
+
+def export_prefix(text: str) -> str:
+    """-e PREFIX: files are PREFIX_jobs.csv, ...; a prefix naming a folder would write them as
+    out/_jobs.csv, which nothing reads back."""
+    if not text.strip():
+        raise CliError(f"-e {text!r}: an output prefix must not be empty; e.g. -e out/run writes "
+                       "out/run_jobs.csv, ...")
+    if text.endswith(("/", os.sep)):
+        why = f"files would be {text}_jobs.csv, ..."
+    elif Path(text).is_dir():
+        why = f"metrics and plot would read {Path(text) / 'out'}_jobs.csv, ... in it, not {text}_jobs.csv"
+    else:
+        return text
+    raise CliError(f"-e {text}: this prefix names a folder: {why}; give a file prefix such as "
+                   f"-e {Path(text) / 'out'}, or -o {text}")
+
+
+def check_mmax(args: argparse.Namespace) -> None:
+    """--mmax above the platform's compute hosts limits nothing (Batsim ignores it): a mistake."""
+    if args.mmax:
+        from .emulator.platform import load_platform
+        hosts = len(load_platform(args.platform).hosts)
+        if args.mmax > hosts:
+            raise CliError(f"--mmax {args.mmax}: the platform {args.platform} has only {hosts} compute hosts")
 
 
 def time_unit(args: argparse.Namespace) -> str:

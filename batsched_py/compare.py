@@ -6,7 +6,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from .cli import CliError, json_object, time_unit
+from .cli import CliError, check_mmax, json_object, time_unit
 
 
 def parse_schedulers(spec: str) -> list[tuple[str, str, dict[str, Any]]]:
@@ -15,13 +15,16 @@ def parse_schedulers(spec: str) -> list[tuple[str, str, dict[str, Any]]]:
     Commas inside a JSON object do not split.  ``LABEL:`` names a run; without
     it the label shows the options (``timeout(timeout=5)``); repeats get ``#2``.
     """
-    items, depth, start = [], 0, 0
+    items: list[str] = []
+    depth, start = 0, 0
     for i, ch in enumerate(spec + ","):
         depth += ch == "{"
         depth -= ch == "}"
         if ch == "," and depth == 0:
-            if spec[start:i].strip():
-                items.append(spec[start:i].strip())
+            if not spec[start:i].strip():     # ('easy,,fcfs': a policy lost in editing, most likely)
+                raise CliError(f"--schedulers {spec!r}: entry {len(items) + 1} is empty; name a policy "
+                               "between each two commas")
+            items.append(spec[start:i].strip())
             start = i + 1
     if depth != 0:
         raise CliError(f"--schedulers {spec!r}: unbalanced braces in the options")
@@ -36,8 +39,6 @@ def parse_schedulers(spec: str) -> list[tuple[str, str, dict[str, Any]]]:
         base = label or (name + _short(options) if options else name)
         seen[base] = seen.get(base, 0) + 1
         runs.append((base if seen[base] == 1 else f"{base}#{seen[base]}", name, options))
-    if not runs:
-        raise CliError("--schedulers needs at least one policy name")
     return runs
 
 
@@ -51,6 +52,7 @@ def compare(args: argparse.Namespace) -> list[dict[str, Any]]:
     runs = parse_schedulers(args.schedulers)
     published = _published_labels(args.include_published)
     _check_folders([label for label, _, _ in runs] + list(published), args.outdir)
+    check_mmax(args)
     plots = check_before_running(runs, args)      # a bad input fails here, before any run starts
     args.time_unit = time_unit(args)
     outdir: Path = args.outdir
@@ -138,6 +140,7 @@ def _run_all(args: argparse.Namespace, runs: list[tuple[str, str, dict[str, Any]
     from .campaigns.executor import Task, make_executor, progress
     from .interrupts import signals_interrupt
     from .campaigns.simulation import SimulationSpec, check_inputs, simulate_to_files, with_inputs, write_files
+    from .metrics.time_unit import record_time_unit
     specs = {label: SimulationSpec(str(args.platform), tuple(map(str, args.workload)), name, options, args.energy,
                                    tuple(map(str, args.events)), args.mmax) for label, name, options in runs}
     for spec in specs.values():      # a missing input fails here, before any run starts
@@ -158,6 +161,7 @@ def _run_all(args: argparse.Namespace, runs: list[tuple[str, str, dict[str, Any]
                 if outcome.ok:
                     prefix = outdir / _safe(outcome.name) / "out"
                     write_files(outcome.value, prefix)
+                    record_time_unit(prefix, args.time_unit, args.platform)
                     finished[outcome.name] = prefix
                 else:
                     failed[outcome.name] = outcome.error or ""

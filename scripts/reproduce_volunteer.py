@@ -102,7 +102,7 @@ def figure(rows: list[dict], path: Path) -> None:
 
 
 def simulate(spec: dict, paths: dict, seed: int) -> dict:
-    """One run of the study: its row of volunteer.csv (printed too)."""
+    """One run of the study: its row of volunteer.csv."""
     env = gym.make("batsched_py/VolunteerPool-v0", platform=paths["platform"], workloads=paths["workloads"],
                    events=paths["events"], level=spec["level"],
                    sigma=spec["sigma"] if spec["sigma"] != "" else 0.5, seed=seed).unwrapped
@@ -110,11 +110,14 @@ def simulate(spec: dict, paths: dict, seed: int) -> dict:
     started = time.perf_counter()
     figures = run_episode(env, make_policy(spec["policy"], seed=seed, **params), seed=seed)
     env.close()
-    r = {**spec, **{k: float(figures[k]) for k in FIELDS[5:-1]}, "seconds": round(time.perf_counter() - started, 1)}
-    print(f"{r['run']:38s} good {r['good_mwh']:.3f} MWh  wasted {r['wasted_mwh']:.3f} MWh  total "
-          f"{r['total_mwh']:.3f} MWh  overhead {r['overhead_min']:.1f} min  completed {r['completed']:.0f} jobs  "
-          f"({r['seconds']} s)", flush=True)
-    return r
+    return {**spec, **{k: float(figures[k]) for k in FIELDS[5:-1]}, "seconds": round(time.perf_counter() - started, 1)}
+
+
+def said(r: dict) -> str:
+    """A run's line on stdout."""
+    return (f"{r['run']:38s} good {r['good_mwh']:.3f} MWh  wasted {r['wasted_mwh']:.3f} MWh  total "
+            f"{r['total_mwh']:.3f} MWh  overhead {r['overhead_min']:.1f} min  completed {r['completed']:.0f} jobs  "
+            f"({r['seconds']} s)")
 
 
 def main(argv=None) -> int:
@@ -149,6 +152,8 @@ def main(argv=None) -> int:
                     rows.append(simulate(spec, paths, args.seed))
                     writer.writerow(rows[-1])
                     f.flush()
+                    # (printed once in the file: whoever stops the study on seeing it finds the row kept)
+                    print(said(rows[-1]), flush=True)
         except KeyboardInterrupt as exc:
             print(f"reproduce_volunteer: {interruption(exc)}; {len(rows)} of {len(todo)} runs are in "
                   f"{args.out / 'volunteer.csv'}", file=sys.stderr)

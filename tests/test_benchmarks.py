@@ -17,8 +17,9 @@ ROOT = Path(__file__).resolve().parents[1]
 def _run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     full_env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     full_env.update(env or {})
+    # (a guard against a hang only: a busy machine may take many times a quiet one's minute or two)
     return subprocess.run([sys.executable, *args], cwd=ROOT, env=full_env, capture_output=True, text=True,
-                          timeout=300)
+                          timeout=1800)
 
 
 def test_bench_serve_prints_round_trips_and_floors(tmp_path):
@@ -134,6 +135,10 @@ def test_bench_env_prints_every_measure_and_the_cost_of_switching():
                       r"actions switch ([\d.]+) nodes/step and take (\d+) us/step: (-?\d+) us per node switched",
                       done.stdout, re.M)
     assert floor and float(floor[3]) > 0
-    # the per-node figure is (random's us/step - the floor's) / nodes per step
-    expected = (int(floor[4]) - int(floor[2])) / float(floor[3])
-    assert abs(int(floor[5]) - expected) <= 0.5 + 1 / float(floor[3])    # (rounded figures)
+    # the per-node figure is (random's us/step - the floor's) / nodes per step, from unrounded
+    # figures: it lies within what the printed ones allow once each is off by half its last digit
+    # (on a busy machine the difference of us/step is large, and nodes/step's 2 decimals matter)
+    difference, nodes = int(floor[4]) - int(floor[2]), float(floor[3])
+    half_digit = 0.5 * 10 ** -len(floor[3].partition(".")[2])
+    bounds = [d / n for d in (difference - 1, difference + 1) for n in (nodes - half_digit, nodes + half_digit)]
+    assert min(bounds) - 0.5 <= int(floor[5]) <= max(bounds) + 0.5, floor[0]

@@ -25,7 +25,7 @@ from batsched_py.emulator import simulate
 from batsched_py.policies.backfilling import EASY
 from batsched_py.scheduler import Session
 from helpers import GOLDEN
-from helpers.build import build_wheel, run
+from helpers.build import HANG_GUARD_S, build_wheel, run
 from tests.policies.test_emulated_schedules import differences
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -150,5 +150,6 @@ def test_compiled_wheel_in_a_fresh_venv(tmp_path):
     assert " passed" in tests.stdout, tests.stdout[-2000:]
 
     refused = subprocess.run([python, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "-e", src],
-                             capture_output=True, text=True, timeout=600, env=dict(env, BATSCHED_PY_COMPILE="1"))
+                             capture_output=True, text=True, timeout=HANG_GUARD_S,
+                             env=dict(env, BATSCHED_PY_COMPILE="1"))
     assert refused.returncode != 0 and "cannot be used with an editable install" in refused.stdout + refused.stderr

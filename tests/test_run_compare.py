@@ -69,7 +69,9 @@ def test_parse_schedulers_labels_options_and_repeats():
     ("easy={bad", "unbalanced braces"),
     ("easy={\"a\": }", "invalid JSON"),
     ("easy=[1]", "must be a JSON object"),
-    (" , ", "at least one policy"),
+    (" , ", "entry 1 is empty"),
+    ("easy,,fcfs", "'easy,,fcfs': entry 2 is empty"),
+    ("easy,", "entry 2 is empty"),
 ])
 def test_parse_schedulers_errors(spec, message):
     with pytest.raises(CliError, match=message):

@@ -193,8 +193,10 @@ def _resolve(base: Path, text: str) -> Path:
 def _expand(base: Path, entries, where: str) -> list[Path]:
     """Files, folders (their ``*.json``) and globs, in sorted order within each entry."""
     out: list[Path] = []
+    if not entries:       # (a set without runs: the campaign would do nothing, and say it is done)
+        raise CampaignError(f"{where}: {entries!r} names no workload file; name at least one")
     for entry in [entries] if isinstance(entries, str) else entries:
-        if not isinstance(entry, str):
+        if not isinstance(entry, str) or not entry.strip():
             raise CampaignError(f"{where}: {entry!r} is not a path")
         path = _resolve(base, entry)
         if any(c in entry for c in "*?["):

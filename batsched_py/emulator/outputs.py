@@ -44,7 +44,7 @@ from ..protocol.intervals import format_intervals
 from .machines import MachineStats
 
 __all__ = ["OutputWriters", "BATSIM_VERSION", "JOBS_COLUMNS",
-           "SCHEDULE_COLUMNS", "OUTPUT_SUFFIXES", "mark_incomplete", "remove_previous_outputs"]
+           "SCHEDULE_COLUMNS", "OUTPUT_SUFFIXES", "TIME_UNIT_SUFFIX", "mark_incomplete", "remove_previous_outputs"]
 
 BATSIM_VERSION = "4.2.1"
 JOBS_COLUMNS = ("job_id,workload_name,profile,submission_time,requested_number_of_resources,"
@@ -60,9 +60,11 @@ SCHEDULE_COLUMNS = ("batsim_version,consumed_joules,makespan,max_slowdown,max_tu
 SUCCESS = "COMPLETED_SUCCESSFULLY"
 REJECTED = "REJECTED"
 NULL_TIME_RUNTIME = 1e-5  # what Batsim writes as the runtime of a job that ran in no time
-# every file a run writes at its prefix (Batsim's, and the emulator's marker)
+# the time unit that `run` and `compare` record beside a run's outputs, for metrics and plots
+TIME_UNIT_SUFFIX = "_time_unit.json"
+# every file a run writes at its prefix (Batsim's, the emulator's marker, and the time unit)
 OUTPUT_SUFFIXES = ("_jobs.csv", "_schedule.csv", "_machine_states.csv", "_consumed_energy.csv",
-                   "_pstate_changes.csv", "_thermal.csv", "_INCOMPLETE")
+                   "_pstate_changes.csv", "_thermal.csv", "_INCOMPLETE", TIME_UNIT_SUFFIX)
 
 
 def mark_incomplete(prefix: str, reason: str) -> None:

@@ -431,6 +431,8 @@ def _build_host(r: _RawHost, hid: int, path: str, energy: bool) -> Host:
         wattage_off = float(off) if off is not None else None
     except ValueError:
         raise PlatformError(f"{where}: wattage_off {off!r} is not a number") from None
+    if energy and wattage_off is not None and not 0 <= wattage_off < math.inf:
+        raise PlatformError(f"{where}: wattage_off {off!r}: watts must be finite and >= 0")
 
     # Batsim only reads sleep_pstates with -E.
     sleeps = (_parse_sleep_pstates(r.props.get("sleep_pstates", ""), len(speeds), where)

@@ -5,13 +5,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..platforms.time_unit import resolve_time_unit
+from ..argtypes import time_unit
 from ..textfiles import os_error
 from .checks import refuse_untrusted
 from .compare import compare_table, format_table, write_csv
 from .io import MetricsInputError, output_path, require_path
 from .jobs import read_jobs
 from .summary import write_job_table
+from .time_unit import runs_time_unit
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -26,8 +27,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs-csv", metavar="DIR",
                    help="write one per-job metrics CSV per run into DIR (NAME_job_metrics.csv)")
     p.add_argument("--all-columns", action="store_true", help="print every summary column")
-    p.add_argument("--time-unit", help="time unit of the runs, for the table's units (default: detected from "
-                                       "-p's switching times, else s; energies are in watts times it)")
+    p.add_argument("--time-unit", type=time_unit, help="time unit of the runs, for the table's units (default: "
+                                                      "the one `run` recorded, else detected from -p's switching "
+                                                      "times, else s; energies are in watts times it)")
     p.add_argument("--force", action="store_true",
                    help="report on runs marked incomplete (PREFIX_INCOMPLETE) or holding files left by an "
                         "earlier run, with a warning, instead of refusing them")
@@ -63,11 +65,11 @@ def main(argv: list[str] | None = None) -> int:
                 write_job_table(table, Path(args.jobs_csv) / f"{name}_job_metrics.csv")
         if args.output:
             write_csv(rows, args.output)
+        unit, note = runs_time_unit(args.time_unit, args.platform, results.values())
     except (MetricsInputError, ValueError, OSError) as exc:
         print(f"metrics: error: {os_error(exc) if isinstance(exc, OSError) else exc}", file=sys.stderr)
         return 2
     columns = list(rows[0]) if args.all_columns and rows else None
-    unit, note = resolve_time_unit(args.time_unit, args.platform)
     if note:
         print(f"metrics: {note}", file=sys.stderr)
     print(format_table(rows, columns, unit))

@@ -21,15 +21,14 @@ from pathlib import Path
 
 import numpy as np
 
+from ..units import SECONDS_PER
 from .io import floats, host_set, output_path, read_columns
+
 
 def energy_unit(time_unit: str) -> str:
     """Unit of the energies Batsim writes when the platform counts time in ``time_unit``:
     SimGrid integrates watts over its own time unit."""
     return "J" if time_unit == "s" else f"W·{time_unit}"
-
-
-SECONDS_PER = {"s": 1.0, "min": 60.0, "h": 3600.0}
 
 
 def to_kwh(value: float, time_unit: str) -> float | None:
@@ -45,10 +44,10 @@ SWITCHING_OFF = -2
 def state_times(path: str | Path, end: float) -> tuple[dict[str, float], int]:
     """Node-time spent in each state up to ``end``, and the number of nodes."""
     cols = read_columns(path, ["time", *STATE_COLUMNS])
-    times = floats(cols, "time", path)
+    times = floats(cols, "time", path, required=True)
     if times.size == 0:
         return {c[3:]: 0.0 for c in STATE_COLUMNS}, 0
-    counts = {c: floats(cols, c, path) for c in STATE_COLUMNS}
+    counts = {c: floats(cols, c, path, required=True) for c in STATE_COLUMNS}
     stop = max(end, float(times[-1]))
     durations = np.diff(np.append(times, stop))
     nodes = int(sum(counts[c][0] for c in STATE_COLUMNS))
@@ -58,7 +57,7 @@ def state_times(path: str | Path, end: float) -> tuple[dict[str, float], int]:
 def energy_at(path: str | Path, until: float = float("inf")) -> float:
     """Cumulated energy at the last record not after ``until`` (0 if none)."""
     cols = read_columns(path, ["time", "energy"])
-    times, energy = floats(cols, "time", path), floats(cols, "energy", path)
+    times, energy = floats(cols, "time", path, required=True), floats(cols, "energy", path, required=True)
     upto = energy[times <= until]
     return float(upto[-1]) if upto.size else 0.0
 
@@ -66,7 +65,7 @@ def energy_at(path: str | Path, until: float = float("inf")) -> float:
 def onoff_cycles(path: str | Path, nb_nodes: int | None = None) -> np.ndarray:
     """Per node, how many times it started switching off."""
     cols = read_columns(path, ["time", "machine_id", "new_pstate"])
-    pstates = floats(cols, "new_pstate", path)
+    pstates = floats(cols, "new_pstate", path, required=True)
     sets = [host_set(text, path, i, "machine_id") for i, text in enumerate(cols["machine_id"])]
     size = max([nb_nodes or 0] + [s.max + 1 for s in sets if s])
     cycles = np.zeros(size, dtype=int)

@@ -80,17 +80,21 @@ def _read_columns(stream: IO[str], path: Path, required: list[str]) -> dict[str,
     return columns
 
 
-def floats(columns: dict[str, list[str]], name: str, path: str | Path) -> np.ndarray:
-    """Numeric column; empty cells and NA become NaN, other text is an error."""
+def floats(columns: dict[str, list[str]], name: str, path: str | Path, required: bool = False) -> np.ndarray:
+    """Numeric column; empty cells and NA (Batsim's "no value") become NaN, unless ``required``;
+    other text, NaN and infinities (which no Batsim output holds) are errors."""
     out = np.empty(len(columns[name]))
     for i, value in enumerate(columns[name]):
-        if value in ("", "NA", "nan"):
+        if value in ("", "NA") and not required:
             out[i] = np.nan
             continue
         try:
             out[i] = float(value)
         except ValueError:
-            raise MetricsInputError(f"{path}:{i + 2}: column {name}: not a number: {value!r}") from None
+            what = "empty" if value in ("", "NA") else f"not a number: {value!r}"
+            raise MetricsInputError(f"{path}:{i + 2}: column {name}: {what}") from None
+        if not np.isfinite(out[i]):
+            raise MetricsInputError(f"{path}:{i + 2}: column {name}: {value!r} is not a finite number")
     return out
 
 

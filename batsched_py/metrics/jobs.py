@@ -21,11 +21,15 @@ from pathlib import Path
 
 import numpy as np
 
-from .io import floats, read_columns
+from .io import MetricsInputError, floats, read_columns
 
 JOB_COLUMNS = ["job_id", "submission_time", "requested_number_of_resources", "requested_time",
                "success", "final_state", "starting_time", "execution_time", "finish_time",
                "allocated_resources"]
+# columns set for every job, and those set for every job that ran (all but the rejected ones)
+ALWAYS_SET = ("submission_time", "requested_number_of_resources", "requested_time", "success")
+RUN_TIMES = ("starting_time", "execution_time", "finish_time")
+REJECTED = "REJECTED"
 BSLD_BOUND = 10.0
 PER_JOB_METRICS = ("waiting_time", "turnaround_time", "slowdown", "bounded_slowdown",
                    "pp_bounded_slowdown", "stretch_walltime", "extra_delay", "utility")
@@ -82,9 +86,14 @@ def job_metrics(wait: np.ndarray, run: np.ndarray, res: np.ndarray, walltime: np
 def read_jobs(path: str | Path, delay_threshold: float = 3600.0) -> JobTable:
     """Read ``_jobs.csv`` (plain or .gz) and compute the per-job metrics."""
     cols = read_columns(path, JOB_COLUMNS)
-    f = {name: floats(cols, name, path) for name in
+    f = {name: floats(cols, name, path, required=name in ALWAYS_SET) for name in
          ("submission_time", "requested_number_of_resources", "requested_time", "success",
           "starting_time", "execution_time", "finish_time")}
+    for i, state in enumerate(cols["final_state"]):
+        missing = [name for name in RUN_TIMES if np.isnan(f[name][i])]
+        if missing and state != REJECTED:
+            raise MetricsInputError(f"{path}:{i + 2}: job {cols['job_id'][i]}: {', '.join(missing)} empty, but the "
+                                    f"job is {state}, not {REJECTED}")
     wait = f["starting_time"] - f["submission_time"]
     metrics = job_metrics(wait, f["execution_time"], f["requested_number_of_resources"],
                           f["requested_time"], delay_threshold)

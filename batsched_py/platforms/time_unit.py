@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
+from ..units import check_time_unit
+
 # switching on and off within this many time units: the unit is the minute
 MINUTES_IF_SWITCHING_WITHIN = 10.0
 
@@ -37,7 +39,7 @@ def resolve_time_unit(given: Optional[str], platform: Optional[str | Path]) -> t
     detected one (if a platform is given), else seconds; and a note to print when it was detected
     as other than s."""
     if given:
-        return given, None
+        return check_time_unit(given), None
     detected = detect_time_unit(platform) if platform else None
     if detected is None or detected[0] == "s":
         return "s", None

@@ -4,10 +4,11 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..argtypes import time_unit
 from ..metrics.checks import refuse_untrusted
 from ..metrics.cli import parse_sources
 from ..metrics.io import MetricsInputError
-from ..platforms.time_unit import resolve_time_unit
+from ..metrics.time_unit import runs_time_unit
 from ..textfiles import os_error
 
 
@@ -28,10 +29,11 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("-o", "--outdir", required=True, help="directory for the figures")
     c.add_argument("-p", "--platform", help="platform XML (for wasted energy)")
     for q in (g, e):
-        q.add_argument("--time-unit", default="s",
-                       help="the platform's time unit, for labels (default: s; energies are then W x unit)")
-    c.add_argument("--time-unit", help="the platform's time unit, for labels (default: detected from -p's "
-                                       "switching times, else s; energies are then W x unit)")
+        q.add_argument("-p", "--platform", help="platform XML, to detect its time unit (as run does)")
+    for q in (g, e, c):
+        q.add_argument("--time-unit", type=time_unit,
+                       help="the runs' time unit, for labels (default: the one `run` recorded, else detected from "
+                            "-p's switching times, else s; energies are then W x unit)")
     for q in (g, e):
         q.add_argument("--title", help="figure title (default: names the source)")
     for q in (g, e, c):
@@ -46,17 +48,17 @@ def main(argv: list[str] | None = None) -> int:
     try:
         sources = parse_sources(args.sources) if args.command == "compare" else {args.source: args.source}
         refuse_untrusted(sources.values(), args.force, "plot")
+        unit, note = runs_time_unit(args.time_unit, args.platform, sources.values())
+        if note:
+            print(f"plot: {note}", file=sys.stderr)
         if args.command == "gantt":
             from .gantt import plot_gantt
-            paths = plot_gantt(args.source, args.output, title=args.title, time_unit=args.time_unit)
+            paths = plot_gantt(args.source, args.output, title=args.title, time_unit=unit)
         elif args.command == "power":
             from .power import plot_power_states
-            paths = plot_power_states(args.source, args.output, time_unit=args.time_unit, title=args.title)
+            paths = plot_power_states(args.source, args.output, time_unit=unit, title=args.title)
         else:
             from .compare import comparison_plots
-            unit, note = resolve_time_unit(args.time_unit, args.platform)
-            if note:
-                print(f"plot: {note}", file=sys.stderr)
             paths = comparison_plots(sources, args.outdir, args.platform, unit)
     except (ImportError, MetricsInputError, ValueError, OSError) as exc:
         print(f"plot: error: {os_error(exc) if isinstance(exc, OSError) else exc}", file=sys.stderr)

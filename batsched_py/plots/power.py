@@ -14,7 +14,7 @@ from .units import power_scale, time_scale
 def _power_series(path: Path) -> tuple[np.ndarray, np.ndarray]:
     """Average power between consecutive energy records (d energy / d t)."""
     cols = read_columns(path, ["time", "energy"])
-    t, e = floats(cols, "time", path), floats(cols, "energy", path)
+    t, e = floats(cols, "time", path, required=True), floats(cols, "energy", path, required=True)
     if t.size == 0:
         raise MetricsInputError(f"{path}: no rows, no power to plot (was the run cut short?)")
     keep = np.append(np.diff(t) > 0, False)
@@ -33,7 +33,7 @@ def plot_power_states(source: str | Path, out: str | Path, time_unit: str = "s",
         raise MetricsInputError(f"{source}: no machine_states output to plot")
     energy = output_path(source, "consumed_energy")
     cols = read_columns(states, ["time", *STATE_COLUMNS])
-    t = floats(cols, "time", states)
+    t = floats(cols, "time", states, required=True)
     if t.size == 0:
         raise MetricsInputError(f"{states}: no rows, no machine states to plot (was the run cut short?)")
     factor, unit = time_scale(float(t[-1]), time_unit)
@@ -46,7 +46,7 @@ def plot_power_states(source: str | Path, out: str | Path, time_unit: str = "s",
         axes[0].step(te * factor, p * watts, where="post", color="tab:red", label="power")
         axes[0].set_ylabel(f"power ({power_unit})")
         axes[0].legend(loc="upper right")
-    counts = [floats(cols, c, states) for c in STATE_COLUMNS]
+    counts = [floats(cols, c, states, required=True) for c in STATE_COLUMNS]
     axes[-1].stackplot(t * factor, *counts, step="post",
                        labels=[c[3:].replace("_", " ") for c in STATE_COLUMNS],
                        colors=["tab:blue", "tab:orange", "tab:purple", "tab:gray", "tab:green"])

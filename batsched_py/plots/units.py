@@ -2,7 +2,8 @@
 2.08e+08 W·min, kW instead of 16000 W.  Values are plotted multiplied by the factor given."""
 from __future__ import annotations
 
-from ..metrics.energy import SECONDS_PER, energy_unit, to_kwh
+from ..metrics.energy import energy_unit, to_kwh
+from ..units import SECONDS_PER
 
 
 def time_scale(largest: float, time_unit: str) -> tuple[float, str]:

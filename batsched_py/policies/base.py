@@ -72,6 +72,10 @@ class QueuePolicy(Scheduler):
         return procset_of_mask(self.available_mask)
 
     def on_simulation_begins(self, event) -> None:
+        cores, hosts = self.options.get("cores_per_node", 1), len(self.platform.resources)
+        if hosts % cores:      # (a last node of fewer hosts: nodes of unequal sizes, surely a mistake)
+            raise PolicyOptionError(f"option cores_per_node: {cores} does not divide the platform's {hosts} "
+                                    "hosts into whole nodes")
         self.available_mask = self.platform.all_mask
 
     def on_job_submitted(self, job: Job) -> None:

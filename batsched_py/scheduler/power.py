@@ -5,6 +5,7 @@ Batsim 4 names: ``wattage_per_state`` ("idle:epsilon:allcores, ..." or
 ``sleep_pstates`` ("sleep:off:on").  Batsim 3 platforms use
 ``watt_per_state`` ("idle:max, ...") and ``watt_off``; both are accepted.
 """
+import math
 from dataclasses import dataclass, field
 from typing import Mapping, Optional
 
@@ -84,6 +85,8 @@ def _read_pstate(item: str, where: str) -> PStatePower:
         values = [float(v) for v in item.strip().split(":")]
     except ValueError:
         raise PowerModelError(f"{where}: {item.strip()!r} is not a list of numbers") from None
+    if not all(0 <= v < math.inf for v in values):     # (a negative power would make energy negative)
+        raise PowerModelError(f"{where}: {item.strip()!r}: watts must be finite and >= 0")
     if len(values) == 2:  # idle:allcores -- SimGrid takes epsilon equal to idle
         return PStatePower(values[0], values[0], values[1])
     if len(values) == 3:

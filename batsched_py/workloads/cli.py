@@ -14,7 +14,7 @@ from pathlib import Path
 from ..argtypes import count, non_negative, positive, positive_count
 from ..interrupts import exit_status, interruption, signals_interrupt
 from .characterise import DEFAULT_GAP, sequential_shares, write_shares_csv
-from .convert import PWA_CITATION, ConvertOptions, build_workload, describe, prepare
+from .convert import PWA_CITATION, ConversionReport, ConvertOptions, build_workload, describe, prepare
 from .episodes import split_episodes
 from .swf import SwfError, read_swf
 from ..textfiles import os_error, write_whole
@@ -67,6 +67,8 @@ def _parser() -> argparse.ArgumentParser:
     o = p.add_argument_group("output")
     o.add_argument("--indent", type=count, help="JSON indentation (default: compact)")
     o.add_argument("--report", help="also write the conversion report as JSON to this file")
+    o.add_argument("--allow-empty", action="store_true",
+                   help="write a workload of 0 jobs when cleaning and slicing keep none (default: an error)")
     o.add_argument("-q", "--quiet", action="store_true", help="no progress, no report on stdout")
     return p
 
@@ -103,11 +105,33 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
+def _refuse_overwriting_input(args: argparse.Namespace, out: Path, what: str = "output") -> None:
+    """An output that is the input trace would replace it with JSON."""
+    if out.exists() and Path(args.swf).exists() and out.samefile(args.swf):
+        raise ValueError(f"{what} {out} is the input trace {args.swf}: writing it would overwrite the trace; "
+                         "name another file")
+
+
+def _no_jobs(args: argparse.Namespace, report: ConversionReport) -> str:
+    """Why no job is left, for the error (or the warning with --allow-empty)."""
+    why = ", ".join(f"{n} {rule}" for rule, n in report.dropped.items())
+    return (f"{args.swf}: no job to write: {report.n_records} records in the trace"
+            + (f", dropped: {why}" if why else ""))
+
+
 def _convert(args: argparse.Namespace, argv: list[str] | None, written: list[Path]) -> int:
     opts = _options(args)
+    _refuse_overwriting_input(args, Path(args.output))
+    if args.report:
+        _refuse_overwriting_input(args, Path(args.report), "--report")
     trace = read_swf(args.swf, skip_malformed=args.skip_malformed,
                      max_lines=args.max_lines, show_progress=not args.quiet)
     jobs, nb_res, report = prepare(trace, opts)
+    if not jobs:
+        if not args.allow_empty:
+            raise ValueError(_no_jobs(args, report) + " (--allow-empty to write an empty workload)")
+        print(f"swf2json: warning: {_no_jobs(args, report)}; writing an empty workload (--allow-empty)",
+              file=sys.stderr)
     command = "batsched-py swf2json " + shlex.join(sys.argv[1:] if argv is None else argv)
     episodes = split_episodes(jobs, trace, args.split) if args.split else [("", jobs)]
     n_profiles = 0
@@ -115,6 +139,7 @@ def _convert(args: argparse.Namespace, argv: list[str] | None, written: list[Pat
         workload = build_workload(episode, opts, nb_res, describe(trace, opts), command)
         n_profiles = max(n_profiles, len(workload["profiles"]))
         out = Path(f"{args.output}_{label}.json") if label else Path(args.output)
+        _refuse_overwriting_input(args, out)
         if label:
             workload["episode"] = {"period": args.split, "start": label}
         # Cleaning counts cover the whole trace (cleaning happens before slicing).

@@ -71,6 +71,8 @@ class ConvertOptions:
         parse_missing_walltime(self.missing_walltime)
         if self.speed <= 0:
             raise ValueError("speed must be > 0")
+        if self.start is not None and self.end is not None and self.start >= self.end:
+            raise ValueError(f"--start {self.start:g} is not before --end {self.end:g}: no job can be kept")
         if self.legacy_walltime_factor is not None and not self.legacy:
             raise ValueError("--legacy-walltime-factor needs --legacy")
         ignored = [flag for flag, given in (("--missing-walltime", self.missing_walltime != "drop"),

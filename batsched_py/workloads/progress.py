@@ -1,8 +1,8 @@
 """Progress reporting for long conversions.
 
-tqdm is optional: when it is missing (or disabled) we fall back to a plain
-counter on stderr, printed every ``every`` items, so long conversions of
-archive traces never look frozen.
+On a terminal, a tqdm bar when tqdm is installed.  Elsewhere (a log file, a batch system's
+output), or without tqdm: a plain line on stderr every ``every`` items and the final count,
+never a ``\\r``, so long conversions of archive traces never look frozen and logs stay readable.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def progress(items: Iterable[T], desc: str, enabled: bool = True,
         from tqdm import tqdm  # optional dependency
     except ImportError:
         tqdm = None
-    if tqdm is not None:
+    if tqdm is not None and sys.stderr.isatty():
         yield from tqdm(items, desc=desc, unit=f" {unit}", file=sys.stderr, leave=False)
         return
     count = 0

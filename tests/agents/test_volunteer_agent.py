@@ -150,7 +150,7 @@ def test_the_reproduction_script_runs_the_headline_cases(tmp_path):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])))
     done = subprocess.run([sys.executable, "scripts/reproduce_volunteer.py", "--out", str(tmp_path), "--pcs", "20",
                            "--clusters", "2", "--days", "4", "--jobs-per-hour", "3", "--headline"],
-                          cwd=root, env=env, capture_output=True, text=True, timeout=120)
+                          cwd=root, env=env, capture_output=True, text=True, timeout=900)   # (a hang guard)
     assert done.returncode == 0, done.stderr
     with open(tmp_path / "volunteer.csv") as f:
         rows = list(csv.DictReader(f))
@@ -164,14 +164,19 @@ def test_the_reproduction_script_names_a_bad_pool_and_keeps_the_runs_done_when_s
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])))
     script = [sys.executable, "scripts/reproduce_volunteer.py", "--out", str(tmp_path), "--clusters", "2",
               "--days", "4", "--jobs-per-hour", "3"]
-    done = subprocess.run(script + ["--pcs", "0"], cwd=root, env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(script + ["--pcs", "0"], cwd=root, env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.strip() == "reproduce_volunteer: nb_pcs: 0 is not a positive integer", done.stderr
     proc = subprocess.Popen(script + ["--pcs", "20"], cwd=root, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    assert "random" in proc.stdout.readline()           # (the first run's line: stop it in the second)
-    proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=60)
+    try:
+        # the first run's line, printed once its row is in the file: stop the study in the second run
+        assert "random" in proc.stdout.readline()
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=900)      # (a hang guard: a busy machine is slow to start)
+    finally:
+        proc.kill()
+        proc.wait()
     assert proc.returncode == 128 + signal.SIGTERM and "interrupted by SIGTERM" in err, err
     with open(tmp_path / "volunteer.csv") as f:
         assert [r["policy"] for r in csv.DictReader(f)][:1] == ["random"]

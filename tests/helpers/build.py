@@ -20,8 +20,13 @@ def build_wheel(tmp_path: Path, env: dict) -> Path:
     return wheel
 
 
+# A guard against a hang, not a measure: mypyc's build took more than 10 minutes beside two
+# CPU-bound processes on 2 cores (its C file is compiled at -O3 in one piece).
+HANG_GUARD_S = 3600
+
+
 def run(cmd: list, **kwargs) -> subprocess.CompletedProcess:
     """Run ``cmd``; on failure, fail with its command line and the end of its output."""
-    done = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=600, **kwargs)
+    done = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=HANG_GUARD_S, **kwargs)
     assert done.returncode == 0, f"{' '.join(map(str, cmd))}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     return done

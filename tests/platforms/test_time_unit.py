@@ -1,9 +1,14 @@
 """The time unit of a platform: detected (Grid'5000 Taurus platforms count in minutes) or given,
 and stated in `run`'s summary and `metrics`' table instead of labelling W·min as J."""
+import importlib
+import json
 from pathlib import Path
 
 from batsched_py.cli import main
+from batsched_py.emulator import simulate
 from batsched_py.metrics.cli import main as metrics_main
+from batsched_py.plots.cli import main as plot_main
+from batsched_py.scheduler import create
 from batsched_py.platforms.time_unit import detect_time_unit
 from helpers import GOLDEN
 
@@ -48,3 +53,48 @@ def test_metrics_table_units_default_to_seconds_and_follow_time_unit(tmp_path, c
     assert "makespan (s)" in header and "waiting_time_p90 (s)" in header
     assert metrics_main([str(source), "--time-unit", "h"]) == 0
     assert "makespan (h)" in capsys.readouterr().out
+
+
+def _taurus_run(tmp_path, capsys) -> str:
+    """A short run on a Taurus platform (minutes): its output prefix."""
+    workload = tmp_path / "w.json"
+    workload.write_text(json.dumps({"nb_res": 16, "profiles": {"d": {"type": "delay", "delay": 20}}, "jobs": [
+        {"id": str(i), "subtime": 3 * i, "res": 1 + i % 4, "profile": "d", "walltime": 100} for i in range(10)]}))
+    prefix = str(tmp_path / "out")
+    assert main(["run", "-p", str(TAURUS), "-w", str(workload), "--scheduler", "timeout", "-E", "-e", prefix,
+                 "--no-progress"]) == 0
+    capsys.readouterr()
+    return prefix
+
+
+def test_metrics_and_plots_label_a_run_in_the_unit_run_recorded(tmp_path, capsys, monkeypatch):
+    """After a run in minutes, `metrics PREFIX` said "makespan (s)" and joules, and `plot power`
+    "time (s)": they read the unit `run` recorded now, as the note says."""
+    prefix = _taurus_run(tmp_path, capsys)
+    assert json.loads(Path(f"{prefix}_time_unit.json").read_text()) == {"time_unit": "min",
+                                                                       "platform": str(TAURUS.resolve())}
+    assert metrics_main([prefix]) == 0
+    captured = capsys.readouterr()
+    assert "makespan (min)" in captured.out and "energy_total (W·min)" in captured.out and "(s)" not in captured.out
+    assert captured.err == (f"metrics: time unit: min, as the run recorded in {prefix}_time_unit.json; energies are "
+                            "in W·min; --time-unit s to say otherwise\n")
+    assert metrics_main([prefix, "--time-unit", "s"]) == 0 and "makespan (s)" in capsys.readouterr().out
+    drawn = []
+    for kind, function in (("gantt", "plot_gantt"), ("power", "plot_power_states")):
+        module = importlib.import_module(f"batsched_py.plots.{kind}")
+        monkeypatch.setattr(module, function, lambda *args, time_unit, **kw: drawn.append(time_unit) or [])
+        assert plot_main([kind, prefix, "-o", str(tmp_path / kind)]) == 0
+        Path(f"{prefix}_time_unit.json").rename(tmp_path / "kept.json")      # no record: -p tells
+        assert plot_main([kind, prefix, "-o", str(tmp_path / kind), "-p", str(TAURUS)]) == 0
+        assert plot_main([kind, prefix, "-o", str(tmp_path / kind)]) == 0      # nothing tells: s
+        (tmp_path / "kept.json").rename(f"{prefix}_time_unit.json")
+    assert drawn == ["min", "min", "s"] * 2
+
+
+def test_a_later_run_at_the_prefix_removes_the_record(tmp_path, capsys):
+    """A run that records no unit (the emulator as a library, a real Batsim) leaves no stale one."""
+    prefix = _taurus_run(tmp_path, capsys)
+    simulate(E128, [GOLDEN / "fcfs_fast-e128-semantics-E" / "inputs" / "semantics_8.json"], create("easy"),
+             output_prefix=prefix)
+    assert not Path(f"{prefix}_time_unit.json").exists()
+    assert metrics_main([prefix]) == 0 and "makespan (s)" in capsys.readouterr().out

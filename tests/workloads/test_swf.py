@@ -192,8 +192,9 @@ def test_repeated_job_numbers_are_named(tmp_path, capsys):
     assert "dup.swf:4: job number 1 was already used at line 2" in capsys.readouterr().err
 
 
-def test_a_malformed_line_clears_the_progress_bar_first(tmp_path, capsys):
+def test_a_malformed_line_clears_the_progress_bar_first(tmp_path, capsys, monkeypatch):
     pytest.importorskip("tqdm")
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)     # (the bar is drawn on a terminal only)
     bad = tmp_path / "bad.swf"
     bad.write_text(TINY.read_text() + "2 x 10\n")
     assert main([str(bad), str(tmp_path / "o.json")]) == 2     # (progress on: no -q)

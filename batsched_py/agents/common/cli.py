@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ...argtypes import count, positive_count
+from ...argtypes import count, positive_count, time_unit
 
 
 def _json_object(text: str) -> dict:
@@ -111,7 +111,8 @@ def evaluate_main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--repeat", type=positive_count, default=1, help="repetitions of stochastic agents (the paper: 4)")
     ap.add_argument("-j", "--jobs", type=count, default=0, help="parallel processes (0: all CPUs)")
     ap.add_argument("--env-args", type=_json_object, default={}, metavar="JSON", help="environment arguments")
-    ap.add_argument("--time-unit", default="min", help="the platform's time unit, for labels (min on Grid'5000)")
+    ap.add_argument("--time-unit", type=time_unit, default="min",
+                    help="the platform's time unit, for labels (min on Grid'5000)")
     ap.add_argument("--address", default=None,
                     help="run on Ray: 'local', 'auto' or 'ray://HOST:10001' (day files readable on every node)")
     ap.add_argument("--dedupe-against", type=Path, nargs="+", default=[], metavar="WORKLOADS",
