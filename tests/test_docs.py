@@ -30,8 +30,6 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 INPUTS = ("platforms", "workloads", "models", "scripts")
 SHELL = {"bash", "sh", "shell", "console"}
 PYTHON = {"python", "py"}
-# languages of blocks that show data or output, not commands
-DATA = {"text", "toml", "yaml", "json", "jsonl", "xml", "csv", "ini", "cpp", "c", "mermaid"}
 
 FENCE = re.compile(r"^(\s*)```(\S*)\s*$")
 MARKER = re.compile(r"^<!--\s*(not run|file):\s*(.*?)\s*-->$")
@@ -79,7 +77,7 @@ def read_blocks(path: Path, root: Path = ROOT) -> tuple[list[Block], list[str]]:
             body = "\n".join(line[len(indent):] if line.startswith(indent) else line.lstrip()
                              for line in lines[i + 1:end]) + "\n"
             kind, value = (marker[0], marker[1]) if marker else (None, None)
-            if kind and not value:
+            if marker and not value:
                 problems.append(f"{page}:{marker[2]}: marker without a reason or a file name")
             blocks.append(Block(page, i + 1, lang, body, value if kind == "not run" else None,
                                 value if kind == "file" else None))
@@ -151,6 +149,8 @@ def test_every_block_is_well_formed():
     background = [b.where for b in _all_blocks() if b.not_run is None and b.lang in SHELL
                   and re.search(r"&\s*$", b.text, re.M)]
     assert not background, f"blocks that would leave a process running (mark them not run): {background}"
+    installs = [b.where for b in _all_blocks() if b.not_run is None and b.lang in SHELL and "pip install" in b.text]
+    assert not installs, f"blocks that would change the test's environment (mark them not run): {installs}"
 
 
 def test_the_marker_reader_finds_markers_blocks_and_mistakes(tmp_path):
