@@ -6,7 +6,9 @@ and at the four levels (Fig. 12-13).
 
 The pool, its logins and its HTC jobs are generated (platforms/volunteer.py, workloads/volunteer.py;
 the Newcastle traces are not public), then each policy runs the same period on the emulator,
-learning online from the start as in the paper.  The default is a scaled-down pool and period
+learning online from the start as in the paper (the environment gives the scheduler the logins
+file: it starts no switch that a login or logout falls into, which Batsim 4.2.1 would abort on,
+docs/fidelity.md).  The default is a scaled-down pool and period
 (150 PCs in 10 rooms, 8 weeks from January 1st, 15 jobs/h): the paper's size is
 
     python scripts/reproduce_volunteer.py --pcs 1359 --clusters 37 --days 364 --jobs-per-hour 60

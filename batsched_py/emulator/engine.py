@@ -238,6 +238,7 @@ class Engine:
         self._routed = platform.routes is not None
         self._message_seq = -1        # see _cross
         self._kill_warned = False
+        self._event_number = 0
         self._route_latency: list[float] = []     # per compute host, then the master host's last
         self._route_rate: list[float] = []
         if platform.routes is not None and platform.master_route is not None:
@@ -704,6 +705,7 @@ class Engine:
     def _on_decision(self, reply: _Reply):
         """Decision ``k`` of ``reply`` reached the server: apply it; the actor puts the next."""
         e = reply.events[reply.k]
+        self._event_number = reply.k          # (Batsim's "event N" of its message errors)
         self._decisions.get(type(e), self._refuse)((e, reply.index))
         reply.k += 1
         return self._next_put(reply)
@@ -756,12 +758,13 @@ class Engine:
         now = self.tl.now
         t = self._stamp()
         for e in batch:
-            if e.type == "machine_unavailable":
-                self.machines.set_unavailable(now, e.resources)
-                self._out.append(p.Notify(t, "event_machine_unavailable", e.resources))
-            elif e.type == "machine_available":
-                self.machines.set_available(now, e.resources)
-                self._out.append(p.Notify(t, "event_machine_available", e.resources))
+            if e.type == "machine_unavailable" or e.type == "machine_available":
+                err = (self.machines.set_unavailable if e.type == "machine_unavailable"
+                       else self.machines.set_available)(now, e.resources)
+                if err:
+                    raise EmulatorError(f"external event {e.type} at t={e.timestamp:g} on machines "
+                                        f"{e.resources}: {err}")
+                self._out.append(p.Notify(t, "event_" + e.type, e.resources))
             elif self.opt.forward_unknown_events:
                 # Batsim 4.2.1 sends the event's whole JSON object from the file as the NOTIFY's
                 # data, copied as is: its "type" (the notify type) and its own "timestamp" too.
@@ -780,7 +783,7 @@ class Engine:
         req.done.extend(hosts)
         if req.remaining == 0:
             # Batsim writes the request's rows once its last host is done.
-            self.machines.switch_done(self.tl.now, sorted(req.done))    # (ProcSet(*hosts) merged one by one)
+            self.machines.switch_done(self.tl.now, sorted(req.done), req.hosts, int(req.state))
             # Its energy row: the server checks its mailbox after these reads' simcalls.
             self._check_read = self._read_energy(1, [None])
             self._out.append(p.ResourceStateChanged(self._stamp(), req.hosts, req.state))
@@ -963,7 +966,7 @@ class Engine:
     def _job(self, job_id: str, event: p.Event, index: int) -> Job:
         job = self.jobs.get(job_id)
         if job is None:
-            raise EmulatorError(f"{self._where(event, index)}: job {job_id!r} does not exist (unknown job)")
+            raise EmulatorError(f"{self._where(event, index)}: Cannot get job '{job_id}': it does not exist")
         return job
 
     def _execute(self, payload: tuple[p.ExecuteJob, int]) -> None:
@@ -971,37 +974,78 @@ class Engine:
         job = self.jobs.get(e.job_id)
         if job is None or job.state != "SUBMITTED":
             job = self._job(e.job_id, e, index)
-            raise EmulatorError(f"{self._where(e, index)}: job {job.id} cannot be executed: its state is "
-                                f"{job.state} (only submitted, not yet started jobs can be)")
+            raise EmulatorError(f"{self._where(e, index)}: Cannot execute job '{job.id}': its state ({job.state}) is "
+                                "not JOB_STATE_SUBMITTED.")
         alloc = e.alloc
         plans = self._plans.get(job.workload)
         plan = plans.get(job.profile) if plans is not None else None
         if plan is None:
             plan = self._plan(job)
-        itvs = alloc._itvs            # procset's (first, last) pairs: len(alloc) without a generator
-        size = itvs[0][1] + 1 - itvs[0][0] if len(itvs) == 1 else len(alloc)
-        if size != job.res and not plan.all_total:
-            raise EmulatorError(f"{self._where(e, index)}: job {job.id} requests {job.res} hosts but the "
-                                f"allocation {alloc} has {len(alloc)} (wrong number of hosts)")
+        # Batsim's order: the mapping as read from the message, the machines, the allocation's size.
+        mapping = self._mapping(e, index) if e.mapping is not None else None
+        err = self.machines.check_start(job.id, alloc)
+        if err:
+            raise EmulatorError(f"{self._where(e, index)}: {err}")
+        if mapping is not None:
+            if len(mapping) != job.res and not plan.all_total:
+                raise EmulatorError(
+                    f"{self._where(e, index)}: Job '{job.id}' allocation ('{alloc}') is invalid. The decision process "
+                    f"set a custom mapping for this job, but the custom mapping size ({len(mapping)}) does not "
+                    f"match the job requested number of machines ({job.res}).")
+            if mapping != list(range(len(alloc))):
+                raise EmulatorError(f"{self._where(e, index)}: job {job.id}: a custom mapping other than one executor "
+                                    "per allocated machine is not modelled by the emulator (real Batsim runs it)")
+        else:
+            itvs = alloc._itvs            # procset's (first, last) pairs: len(alloc) without a generator
+            size = itvs[0][1] + 1 - itvs[0][0] if len(itvs) == 1 else len(alloc)
+            if size != job.res and not plan.all_total:
+                raise EmulatorError(
+                    f"{self._where(e, index)}: Job '{job.id}' allocation ('{alloc}') is invalid. The job requires "
+                    f"{job.res} machines but only {len(alloc)} were given. Using a different number of machines "
+                    "than the one requested is prevented by default. If you meant to use multiple executors per "
+                    "machine, please specify a custom execution mapping specifying which allocated machine each "
+                    "executor should use.")
         t = self.tl.now
         if self._energy:
             # The job's actor, created by the server (a simcall), reads energies first.
             self._read_energy(2, [alloc, None])
-        err = self.machines.start_job(t, job.id, alloc, plan.first_load)
-        if err:
-            raise EmulatorError(f"{self._where(e, index)}: job {job.id}: invalid allocation {alloc}: {err}")
+        self.machines.job_started(t, job.id, alloc, plan.first_load)
         job.state, job.start, job.alloc, job.tasks, job.tasks_plan = "RUNNING", t, alloc, plan.tasks, plan
         job.token += 1
         job.remaining = -1.0 if job.walltime is None else job.walltime
         self.nb_running += 1
         self._run_task(job, 0)
 
+    def _mapping(self, e: p.ExecuteJob, index: int) -> list[int]:
+        """EXECUTE_JOB's custom mapping (executor -> rank in the allocation) as a list, checked as
+        Batsim reads it."""
+        where, n = self._where(e, index), len(e.alloc)
+        bad = f"{where}: Invalid JSON message: Invalid 'mapping' object of event {self._event_number} (EXECUTE_JOB)"
+        mapping: dict[int, int] = {}
+        try:
+            for key, value in (e.mapping or {}).items():
+                mapping[int(key)] = int(value)
+        except (TypeError, ValueError):
+            raise EmulatorError(f"{bad}: all keys and values must be integers (or strings representing "
+                                "integers)") from None
+        if not mapping:
+            raise EmulatorError(f"{where}: Invalid JSON: the 'mapping' value in the 'data' value of event "
+                                f"{self._event_number} (EXECUTE_JOB) must be a non-empty object")
+        for expected, executor in enumerate(sorted(mapping)):
+            if executor != expected:
+                raise EmulatorError(f"{bad}: no resource associated to executor {expected}.")
+            if not 0 <= mapping[executor] < n:
+                raise EmulatorError(f"{bad}: executor {executor} should use the {mapping[executor]}-th resource "
+                                    f"within the allocation, but there are only {n} allocated resources.")
+        return [mapping[i] for i in range(len(mapping))]
+
     def _reject(self, payload: tuple[p.RejectJob, int]) -> None:
         e, index = payload
         job = self._job(e.job_id, e, index)
         if job.state != "SUBMITTED":
-            raise EmulatorError(f"{self._where(e, index)}: job {job.id} cannot be rejected: its state is "
-                                f"{job.state} (only submitted, not yet started jobs can be)")
+            raise EmulatorError(f"{self._where(e, index)}: Invalid rejection received: job '{job.id}' cannot be "
+                                "rejected at the present time. To be rejected, a job must be submitted and not "
+                                "allocated yet.")
         job.state = "REJECTED"
         self.nb_completed += 1
         self._record(job)
@@ -1017,8 +1061,8 @@ class Engine:
                 continue
             if job.state not in ("RUNNING", "COMPLETED_SUCCESSFULLY", "COMPLETED_FAILED",
                                  "COMPLETED_WALLTIME_REACHED", "COMPLETED_KILLED"):
-                raise EmulatorError(f"{self._where(e, index)}: job {job.id} is neither running nor finished "
-                                    f"(state {job.state}): it cannot be killed")
+                raise EmulatorError(f"{self._where(e, index)}: Invalid KILL_JOB: job_id '{job.id}' refers to a job "
+                                    "not being executed nor completed.")
             job.kill_requested = True
             ids.append(job.id)
             if job.state == "RUNNING":
@@ -1053,16 +1097,16 @@ class Engine:
         e, index = payload
         now = self.tl.now
         if not e.at > now:
-            raise EmulatorError(f"{self._where(e, index)}: CALL_ME_LATER at {e.at} is not in the future "
-                                f"(simulation time is {now:g})")
+            raise EmulatorError(f"{self._where(e, index)}: You asked to be awaken in the past! (you ask: {e.at:f}, "
+                                f"it is: {now:f})")
         self._waiters += 1
         self.tl.sleep(max(e.at - now, MIN_WAIT), (self._post, (self._on_wake, None)))
 
     def _set_state(self, payload: tuple[p.SetResourceState, int]) -> None:
         e, index = payload
         if not self.opt.energy:
-            raise EmulatorError(f"{self._where(e, index)}: SET_RESOURCE_STATE needs energy support (-E), "
-                                "as in Batsim")
+            raise EmulatorError(f"{self._where(e, index)}: Receiving a pstate modification request, which is "
+                                "forbidden as Batsim has not been launched with energy support (cf. batsim --help).")
         pstate = int(e.state)
         err = self.machines.check_set_state(e.resources, pstate)
         if err:
@@ -1162,21 +1206,45 @@ class Engine:
 
     def _set_metadata(self, payload: tuple[p.SetJobMetadata, int]) -> None:
         e, index = payload
-        self._job(e.job_id, e, index).metadata = e.metadata
+        where = self._where(e, index)
+        if '"' in e.metadata:
+            raise EmulatorError(f"{where}: Invalid JSON message: the 'metadata' value in the 'data' value of event "
+                                f"{self._event_number} (SET_JOB_METADATA) should not contain double quotes (got "
+                                f"###{e.metadata}###)")
+        job = self.jobs.get(e.job_id)
+        if job is None:
+            raise EmulatorError(f"{where}: The job '{e.job_id}' does not exist, cannot set its metadata")
+        job.metadata = e.metadata
+
+    #: the states Batsim 4.2.1 accepts in CHANGE_JOB_STATE (COMPLETED_FAILED is not one)
+    _CHANGEABLE = ("NOT_SUBMITTED", "RUNNING", "COMPLETED_SUCCESSFULLY", "COMPLETED_WALLTIME_REACHED",
+                   "COMPLETED_KILLED", "REJECTED")
 
     def _change_state(self, payload: tuple[p.ChangeJobState, int]) -> None:
         e, index = payload
-        job = self._job(e.job_id, e, index)
+        where = self._where(e, index)
         new = e.job_state
-        if job.state == "SUBMITTED" and new in ("RUNNING", "REJECTED"):
+        if new not in self._CHANGEABLE:
+            raise EmulatorError(f"{where}: Invalid JSON message: in event {self._event_number} (CHANGE_JOB_STATE): "
+                                f"['data']['job_state'] must be one of: {{{', '.join(sorted(self._CHANGEABLE))}}}")
+        job = self.jobs.get(e.job_id)
+        if job is None:
+            raise EmulatorError(f"{where}: The job '{e.job_id}' does not exist.")
+        if job.state == "SUBMITTED":
             if new == "RUNNING":
                 job.start = self.tl.now
                 self.nb_running += 1
-            else:
+            elif new == "REJECTED":
                 self.nb_completed += 1
                 job.state = new
                 self._record(job)
-        elif job.state == "RUNNING" and new.startswith("COMPLETED_"):
+            else:
+                raise EmulatorError(f"{where}: Invalid requested job state modification to '{new}': can only be "
+                                    "running or rejected.")
+        elif job.state == "RUNNING":
+            if not new.startswith("COMPLETED_"):
+                raise EmulatorError(f"{where}: Can only change the state of a running job to completed (successfully, "
+                                    "failed, and killed). State was RUNNING")
             job.token += 1
             if job.actions and self._energy:
                 self._actions_ended(job)
@@ -1190,5 +1258,6 @@ class Engine:
             job.state = new
             self._record(job)
         else:
-            raise EmulatorError(f"{self._where(e, index)}: cannot change job {job.id} from {job.state} to {new}")
+            raise EmulatorError(f"{where}: Can only change the state of a submitted or running job. State was "
+                                f"{job.state}")
         job.state = new

@@ -121,7 +121,7 @@ class Machines:
         n = len(self.hosts)
         self._state = [IDLE] * n
         self._pstate = [h.default_pstate for h in self.hosts]
-        self._target = [-1] * n            # pstate a switching host will end in
+        self._target = [-1] * n            # pstate a switching host will end in (-1: not switching)
         self._jobs = [0] * n               # number of jobs running on the host
         self._load = [0.0] * n             # SimGrid cpu load, in cores (see _set_load)
         self._since = [start_time] * n     # when the host entered its state
@@ -132,6 +132,12 @@ class Machines:
         self._nb_machine_switches = 0
         self._job_start_energy: dict[str, np.longdouble] = {}
         self._reached: set[int] = set()    # switched (switch_reached), switch_done to come
+        self._running: dict[str, ProcSet] = {}  # job id -> its hosts (named by check_execute)
+        # Hosts that may be idle or computing in a pstate that is not a computation one (a
+        # platform starting its hosts asleep, a host made available while asleep or switching):
+        # EXECUTE_JOB checks their pstate host by host (a superset: the others need no look).
+        self._odd_pstate: set[int] = {h for h, host in enumerate(self.hosts)
+                                      if energy_enabled and not host.is_compute_pstate(self._pstate[h])}
         self._set_checks: dict[tuple[int, int, int], str | None] = {}          # see check_set_state
         self._switch_plans: dict[tuple[int, int, int], tuple[int, float, int]] = {}  # see request_state
         self._watts_of: dict[tuple[int, int, float], float] = {}                # see _set_load
@@ -189,76 +195,87 @@ class Machines:
         return ProcSet(*(i for i, s in enumerate(self._state) if s == code))
 
     def check_hosts(self, hosts: ProcSet) -> str | None:
-        """Error message if ``hosts`` names a host id that does not exist."""
+        """Batsim's error if ``hosts`` names a machine that does not exist (or none), else None."""
         if not hosts:
-            return "empty host set"
+            return "the number of allocated resources should be strictly positive (got 0)"
         lo, hi = (hosts.min, hosts.max) if isinstance(hosts, ProcSet) else (min(hosts), max(hosts))
         if lo < 0 or hi >= len(self.hosts):
-            return (f"hosts {hosts} out of range: the platform has compute hosts "
-                    f"0-{len(self.hosts) - 1}")
+            bad = lo if lo < 0 else next(h for h in hosts if h >= len(self.hosts))
+            return f"Cannot get machine {bad}: it does not exist"
         return None
 
-    def check_execute(self, hosts: ProcSet, allow_sharing: bool = False) -> str | None:
-        """Error message if a job may not start on ``hosts`` now, else None.
-
-        A host must be idle (or computing when ``allow_sharing``); sleeping,
-        switching and unavailable hosts are refused.
-        """
+    def check_execute(self, hosts: ProcSet, allow_sharing: bool = False, job_id: str = "?") -> str | None:
+        """Batsim's reason to abort on EXECUTE_JOB(job_id, hosts) now (server_on_execute_job), else
+        None.  Its order: without sharing, every machine must run no job; then each machine must be
+        idle or computing and, with -E, in a computation pstate."""
         err = self.check_hosts(hosts)
         if err:
             return err
-        state = self._state
+        state, jobs = self._state, self._jobs
+        where = f"Job '{job_id}': Invalid job allocation ('{hosts}'): machine"
         if not allow_sharing:
-            # list.count runs in C: one call per interval instead of a test per host.
-            if all(state[a:b + 1].count(IDLE) == b + 1 - a for a, b in _ranges(hosts)):
-                return None
-        ok = (IDLE, COMPUTING) if allow_sharing else (IDLE,)
-        bad = [h for h in hosts if state[h] not in ok]
-        if bad:
-            return "cannot execute on " + self._describe(bad)
+            for h in hosts:
+                if jobs[h]:
+                    running = ", ".join(j for j, alloc in self._running.items() if h in alloc)
+                    return (f"Job '{job_id}': Invalid allocation ('{hosts}'): machine {h} "
+                            f"(hostname='{self.hosts[h].name}') is currently computing jobs (these ones: "
+                            f"{{{running}}}) whereas time-sharing on compute machines is disabled (rerun "
+                            "with --help to display the available options).")
+        for h in hosts:
+            if state[h] != IDLE and state[h] != COMPUTING:
+                return (f"{where} {h} (hostname='{self.hosts[h].name}') cannot compute jobs now (the machine "
+                        f"is not computing nor idle, its state is '{_STATES[state[h]].value}')")
+            if self.energy_enabled and not self.hosts[h].is_compute_pstate(self._pstate[h]):
+                return (f"{where} {h} (hostname='{self.hosts[h].name}') is not in a computation pstate "
+                        f"(ps={self._pstate[h]})")
         return None
 
     def check_set_state(self, hosts: ProcSet, pstate: int) -> str | None:
-        """Error message if SET_RESOURCE_STATE(hosts, pstate) is invalid now, else None.
+        """Batsim's reason to abort on SET_RESOURCE_STATE(hosts, pstate) now, else None.
 
-        Rules: the pstate must exist and not be a virtual (switch) pstate;
-        switching or unavailable hosts cannot change; a sleep pstate needs an
-        idle host with that sleep pstate declared; sleeping hosts can only be
-        woken to a compute pstate.
-        """
+        Batsim looks at each machine's pstate, not at its state (server_on_pstate_modification):
+        from a computation pstate any computation pstate is immediate and a sleep pstate starts a
+        switch off, whose actor aborts if a job runs there; from a sleep pstate only a computation
+        pstate may be asked.  Where Batsim only logs an error and never answers the request (a
+        virtual pstate asked, a machine already switching), the emulator refuses it."""
         err = self.check_hosts(hosts)
         if err:
             return err
-        # The verdict depends on the host, the pstate and the host's state only: each one worked
-        # out once per run (SET_RESOURCE_STATE names the same hosts again and again).
-        checks, state = self._set_checks, self._state
+        # The verdict depends on the host, the pstates and whether jobs run there only: each one
+        # worked out once per run (SET_RESOURCE_STATE names the same hosts again and again).
+        checks, current, jobs = self._set_checks, self._pstate, self._jobs
         for h in hosts:
-            key = (h, pstate, state[h])
+            key = (h, pstate, current[h])
             if key not in checks:
-                checks[key] = self._check_set_state(h, pstate, state[h])
+                checks[key] = self._check_set_state(h, pstate, current[h])
             err = checks[key]
             if err:
                 return err
+        for h in hosts:
+            # (the check of the switch-off actor, which runs once the server went through them all)
+            if jobs[h] and self.hosts[h].is_sleep_pstate(pstate) and self.hosts[h].is_compute_pstate(current[h]):
+                return f"jobs are running on machine {h}"
         return None
 
-    def _check_set_state(self, h: int, pstate: int, st: int) -> str | None:
+    def _check_set_state(self, h: int, pstate: int, current: int) -> str | None:
         host = self.hosts[h]
+        name = host.name
         if not 0 <= pstate < len(host.pstates):
-            return f"pstate {pstate} does not exist on host {h} ({host.name})"
-        if host.is_virtual_pstate(pstate) and not host.is_sleep_pstate(pstate):
-            return f"pstate {pstate} of host {h} ({host.name}) is a virtual switch pstate"
-        if st in (SW_ON, SW_OFF, UNAVAILABLE):
-            return f"cannot change the state of {self._describe([h])}"
-        if host.is_sleep_pstate(pstate):
-            if st != IDLE:
-                return f"cannot switch off {self._describe([h])}: it must be idle"
-        elif st == SLEEPING and not host.is_compute_pstate(pstate):
-            return f"host {h} ({host.name}) is sleeping; pstate {pstate} is not a compute one"
-        return None
-
-    def _describe(self, hosts: list[int]) -> str:
-        shown = ", ".join(f"host {h} ({_STATES[self._state[h]].value})" for h in hosts[:5])
-        return shown + (f" and {len(hosts) - 5} more" if len(hosts) > 5 else "")
+            return (f"machine {h} ('{name}') has no pstate {pstate} (it has {len(host.pstates)}): "
+                    "Batsim 4.2.1 aborts in SimGrid's set_pstate or reads out of its pstate list")
+        never = (": Batsim 4.2.1 logs this error, leaves the machine as it is and never answers the "
+                 "request; the emulator refuses it")
+        if host.is_compute_pstate(current):
+            if host.is_virtual_pstate(pstate):
+                return (f"Switching from a communication pstate to an invalid pstate on machine {h} ('{name}') : "
+                        f"{current} -> {pstate}" + never)
+            return None
+        if host.is_sleep_pstate(current):
+            if not host.is_compute_pstate(pstate):
+                return (f"Switching from a sleep pstate to a non-computation pstate on machine {h} ('{name}') : "
+                        f"{current} -> {pstate}, which is forbidden")
+            return None
+        return f"Machine {h} ('{name}') has an invalid pstate : {current}" + never
 
     # ------------------------------------------------------------------ energy
     # SimGrid 3.32's host energy plugin is lazy: a host's energy is brought up to date only when
@@ -420,7 +437,7 @@ class Machines:
         if reaching:
             pstate = list(pstate)
             for h in reaching:
-                if self._state[h] in (SW_ON, SW_OFF):
+                if self._target[h] >= 0:
                     pstate[h] = self._target[h]
         return sum(hosts[h].pstates[pstate[h]].epsilon for h in range(len(hosts)))
 
@@ -456,9 +473,9 @@ class Machines:
             if len(rows) >= 4096:
                 self.writers.flush_states()
 
-    def start_job(self, t: float, job_id: str, hosts: ProcSet, load: float = 1.0) -> str | None:
-        """:meth:`check_execute` then, if fine, :meth:`job_started`: the error message (and
-        nothing started) or None.  One pass over a ProcSet's intervals in the usual case."""
+    def check_start(self, job_id: str, hosts: ProcSet) -> str | None:
+        """:meth:`check_execute` without sharing, in one pass over a ProcSet's intervals in the
+        usual case (every host idle, none in an odd pstate)."""
         if isinstance(hosts, ProcSet) and (itvs := hosts._itvs) and itvs[0][0] >= 0 \
                 and itvs[-1][1] < len(self._state):
             state = self._state
@@ -466,12 +483,10 @@ class Machines:
                 if state[a:b + 1].count(IDLE) != b + 1 - a:
                     break
             else:
-                self.job_started(t, job_id, hosts, load)
-                return None
-        err = self.check_execute(hosts)
-        if not err:
-            self.job_started(t, job_id, hosts, load)
-        return err
+                odd = self._odd_pstate
+                if not odd or not any(h in hosts for h in odd):
+                    return None
+        return self.check_execute(hosts, job_id=job_id)
 
     def job_started(self, t: float, job_id: str, hosts: ProcSet, load: float = 1.0) -> None:
         """A job starts on ``hosts`` at ``t``.
@@ -493,6 +508,7 @@ class Machines:
             self._job_start_energy[job_id] = self.hosts_energy(t, hosts)
         if self.thermal is not None:
             self.thermal.hosts_changed(t, _ranges(hosts), 1)
+        self._running[job_id] = hosts
         jobs, state, since = self._jobs, self._state, self._since
         # _move(idle hosts, COMPUTING, t) inlined: the same additions in the same (host) order.
         idle_time = self._time_in[IDLE]
@@ -530,10 +546,15 @@ class Machines:
                     self.writers.energy_row(t, energy, "s", self.wattmin())
                 self._states_row(t)
             else:
+                switched, immediate, hosts, pstate = switching
                 self._energy_row(t, "p")
+                if immediate:       # set by the server host after host, before its states row
+                    self._switch_power(t, immediate)
+                    if not switched:     # the request is done: its pstate row and energy row
+                        self._pstate_row(t, hosts, pstate)
                 self._states_row(t)
                 # the request's switch actors, created after these rows, set the virtual pstate
-                self._switch_power(t, switching)
+                self._switch_power(t, switched)
         self.held.clear()
         self._held_job = ""
 
@@ -561,6 +582,7 @@ class Machines:
         """
         if self.thermal is not None:
             self.thermal.hosts_changed(t, _ranges(hosts), -1)
+        self._running.pop(job_id, None)
         jobs, state, since = self._jobs, self._state, self._since
         energy: float | np.longdouble = -1.0
         if self.energy_enabled:
@@ -611,6 +633,12 @@ class Machines:
         at ``t`` immediately; sleeping/waking hosts complete later and the
         engine must call :meth:`switch_done` at that time (Batsim then sends
         one RESOURCE_STATE_CHANGED for the whole request once all are done).
+
+        As Batsim's server: the host's pstate decides (a host made available while asleep is idle
+        in its sleep pstate: it switches on), the state it is in does not (an unavailable host
+        switches too, and ends idle or sleeping); the request's rows are one pstate_changes row
+        for all its hosts (-1 or -2 after the first host's target), an energy row and a
+        machine_states row, and, once all its hosts are done, the target pstate's rows.
         """
         self._nb_grouped_switches += 1
         self._nb_machine_switches += len(hosts)
@@ -619,9 +647,9 @@ class Machines:
         off: list[int] = []
         on: list[int] = []
         groups = (off, on, immediate)
-        plans, state, target, current = self._switch_plans, self._state, self._target, self._pstate
+        plans, target, current, odd = self._switch_plans, self._target, self._pstate, self._odd_pstate
         for h in hosts:
-            key = (h, pstate, current[h] if state[h] == SLEEPING else -1)
+            key = (h, pstate, current[h])
             plan = plans.get(key)
             if plan is None:
                 plan = plans[key] = self._switch_plan(*key)
@@ -630,54 +658,62 @@ class Machines:
             done[h] = t + duration
             if kind != _IMMEDIATE:
                 target[h] = pstate
-            current[h] = virtual
-        for group, code, marker in ((off, SW_OFF, SWITCHING_OFF_PSTATE),
-                                    (on, SW_ON, SWITCHING_ON_PSTATE)):
-            if not group:
-                continue
-            self._move(group, code, t)
-            if self.energy_enabled:
-                # Batsim traces the switch start before SimGrid's pstate changes; the server
-                # writes its rows after its energy reads' simcalls: held (write_held_rows).
-                if self.writers is not None:
-                    self.writers.pstate_change(t, ProcSet(*group), marker)
-                self.held.append((t, None, group, 0))
+                odd.add(h)
             else:
-                self._states_row(t)
-        if immediate:
-            self._switch_power(t, immediate)
-            self._pstate_row(t, immediate, pstate)
+                odd.discard(h)
+            current[h] = virtual
+        if off:
+            self._move(off, SW_OFF, t)
+        if on:
+            self._move(on, SW_ON, t)
+        if not self.energy_enabled:
+            self._states_row(t)
+            return done
+        if self.writers is not None:
+            first = hosts.min if isinstance(hosts, ProcSet) else min(hosts)
+            transition = SWITCHING_OFF_PSTATE if self.hosts[first].is_sleep_pstate(pstate) else SWITCHING_ON_PSTATE
+            self.writers.pstate_change(t, hosts if isinstance(hosts, ProcSet) else ProcSet(*hosts), transition)
+        # The server writes its rows after its energy reads' simcalls: held (write_held_rows).
+        self.held.append((t, None, (off + on, immediate, hosts, pstate), 0))
         return done
 
-    def _switch_plan(self, h: int, pstate: int, asleep_in: int) -> tuple[int, float, int]:
-        """How host ``h`` goes to ``pstate`` from sleep pstate ``asleep_in`` (-1: awake): (_OFF,
-        _ON or _IMMEDIATE, seconds it takes, the pstate it is in meanwhile), the same all run."""
+    def _switch_plan(self, h: int, pstate: int, current: int) -> tuple[int, float, int]:
+        """How host ``h`` goes from pstate ``current`` to ``pstate`` (check_set_state accepted
+        it): (_OFF, _ON or _IMMEDIATE, seconds it takes, the pstate it is in meanwhile), the same
+        all run."""
         host = self.hosts[h]
+        if host.is_sleep_pstate(current):
+            spec = host.sleep_spec(current)
+            assert spec is not None      # (is_sleep_pstate: it has one)
+            return _ON, host.switch_on_time(spec), spec.on_pstate
         if host.is_sleep_pstate(pstate):
             spec = host.sleep_spec(pstate)
-            assert spec is not None      # (is_sleep_pstate: it has one)
+            assert spec is not None
             return _OFF, host.switch_off_time(spec), spec.off_pstate
-        if asleep_in >= 0:
-            spec = host.sleep_spec(asleep_in)
-            assert spec is not None      # (a sleeping host is in one of its sleep pstates)
-            return _ON, host.switch_on_time(spec), spec.on_pstate
         return _IMMEDIATE, 0.0, pstate
 
     def switch_reached(self, t: float, hosts: list[int]) -> None:
         """The switch actors of ``hosts`` finished their 1 flop at ``t``, one after the other: as
         Batsim's, each sets its target pstate (energy updated first) and the machine state at once,
-        before the server hears of it (switch_done, which writes the rows)."""
+        before the server hears of it (switch_done, which writes the rows).  The state is set
+        whatever it is now: a host made unavailable while switching is idle or sleeping again."""
         state, pstate, target = self._state, self._pstate, self._target
-        counts, since, time_in = self._counts, self._since, self._time_in
+        counts, since, time_in, odd = self._counts, self._since, self._time_in, self._odd_pstate
         reached: list[int] = []
         for h in hosts:
-            old = state[h]
-            if old != SW_ON and old != SW_OFF:
+            goal = target[h]
+            if goal < 0:
                 continue
-            pstate[h] = target[h]
+            target[h] = -1
+            pstate[h] = goal
             reached.append(h)
+            old = state[h]
+            if self.hosts[h].is_sleep_pstate(goal):
+                new = SLEEPING
+            else:
+                new = IDLE
+                odd.discard(h)
             # _move((h,), new, t) inlined: the same additions in the same (host) order
-            new = SLEEPING if old == SW_OFF else IDLE
             time_in[old] += t - since[h]
             since[h] = t
             counts[old] -= 1
@@ -687,33 +723,22 @@ class Machines:
         self._switch_power(t, reached)
         self._reached.update(reached)
 
-    def switch_done(self, t: float, hosts: ProcSet | list[int] | int) -> None:
-        """Hosts whose sleep/wake switch completes at ``t``: they reach their target
-        pstate (sleeping, or idle at the compute pstate). Call once per group
-        of hosts of one request completing together (one row each). Hosts not
-        switching are ignored.
-        """
+    def switch_done(self, t: float, hosts: ProcSet | list[int] | int, request: ProcSet | None = None,
+                    pstate: int | None = None) -> None:
+        """The server heard that the switches of ``hosts`` are done at ``t``, completing their
+        request ``request`` (default: ``hosts``) to ``pstate`` (default: the hosts' target): its
+        pstate_changes row (all its hosts), energy row and machine_states row.  Hosts whose
+        switch_reached was not called reach their target now."""
         if isinstance(hosts, int):
             hosts = (hosts,)
-        group = [h for h in hosts if self._state[h] in (SW_ON, SW_OFF) or h in self._reached]
+        group = [h for h in hosts if self._target[h] >= 0 or h in self._reached]
         if not group:
             return
-        reached = self._reached
-        asleep = [h for h in group if self._state[h] in (SW_OFF, SLEEPING)]
-        awake = [h for h in group if self._state[h] in (SW_ON, IDLE)]
-        for h in group:
-            if h not in reached:     # switch_reached not called: reach the target now
-                self._pstate[h] = self._target[h]
-                self._switch_power(t, (h,))
-        reached.difference_update(group)
-        for part, code in ((asleep, SLEEPING), (awake, IDLE)):
-            if part:
-                self._move(part, code, t)
-                by_p: dict[int, list[int]] = {}
-                for h in part:
-                    by_p.setdefault(self._pstate[h], []).append(h)
-                for p, hs in sorted(by_p.items()):
-                    self._pstate_row(t, hs, p)
+        if pstate is None:
+            pstate = self._target[group[0]] if self._target[group[0]] >= 0 else self._pstate[group[0]]
+        self.switch_reached(t, [h for h in group if h not in self._reached])
+        self._reached.difference_update(group)
+        self._pstate_row(t, request if request is not None else ProcSet(*group), pstate)
         self._states_row(t)
 
     def _switch_power(self, t: float, hosts) -> None:
@@ -737,23 +762,35 @@ class Machines:
             self.writers.pstate_change(t, ProcSet(*hosts), pstate)
             self._energy_row(t, "p")
 
-    def set_unavailable(self, t: float, hosts: ProcSet) -> None:
-        """External event machine_unavailable: hosts become ``unavailable`` (no row)."""
-        self._move(hosts, UNAVAILABLE, t)
+    def set_unavailable(self, t: float, hosts: ProcSet) -> str | None:
+        """External event machine_unavailable: hosts become ``unavailable`` whatever they do (no
+        row).  Batsim's reason to abort if one already is, else None."""
+        err = self.check_hosts(hosts)
+        if err:
+            return err
+        for h in hosts:
+            if self._state[h] == UNAVAILABLE:
+                return (f"The making of machine {h} ('{self.hosts[h].name}') unavailable was requested but this "
+                        "machine was already in UNAVAILABLE state.")
+            self._move((h,), UNAVAILABLE, t)
+        return None
 
-    def set_available(self, t: float, hosts: ProcSet) -> None:
-        """External event machine_available: hosts go back to computing / idle /
-        sleeping according to their jobs and pstate (no row)."""
+    def set_available(self, t: float, hosts: ProcSet) -> str | None:
+        """External event machine_available: hosts go back to computing if jobs run there, else
+        to idle -- in whatever pstate they are, a sleep one included, as Batsim does (no row).
+        Batsim's reason to abort if one is not unavailable (a switch that ended meanwhile made
+        it idle or sleeping), else None."""
+        err = self.check_hosts(hosts)
+        if err:
+            return err
         for h in hosts:
             if self._state[h] != UNAVAILABLE:
-                continue
-            if self._jobs[h]:
-                new = COMPUTING
-            elif self.hosts[h].is_sleep_pstate(self._pstate[h]):
-                new = SLEEPING
-            else:
-                new = IDLE
-            self._move((h,), new, t)
+                return (f"The making of machine {h} ('{self.hosts[h].name}') available was requested but this "
+                        f"machine was not in UNAVAILABLE state (current state: {_STATES[self._state[h]].value}).")
+            if self.energy_enabled and not self.hosts[h].is_compute_pstate(self._pstate[h]):
+                self._odd_pstate.add(h)
+            self._move((h,), COMPUTING if self._jobs[h] else IDLE, t)
+        return None
 
     def stats(self, t: float) -> MachineStats:
         """Figures for PREFIX_schedule.csv at end time ``t``."""

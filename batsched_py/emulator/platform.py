@@ -21,7 +21,7 @@ import math
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
 from ..scheduler.power import PowerModelError, read_pstates, read_sleep_pstates
 from .network import (DEFAULT_LOOPBACK_BW, NotModelled, Route, Unroutable, message_routes, radical_ids,
@@ -252,6 +252,10 @@ def load_platform(path: str | Path, *, mmax: int = 0, energy: bool = False,
         raise PlatformError(f"{path}: no compute host")
     _build_host(master, -1, path, energy)  # validated like any host by SimGrid
     hosts = tuple(_build_host(r, i, path, energy) for i, r in enumerate(compute))
+    if energy:
+        asleep = [h for h in hosts if not h.is_compute_pstate(h.default_pstate)]
+        if asleep:
+            raise PlatformError(f"{path}: {starting_asleep(asleep)}")
     loopback_bw = _loopback_bw(root, master)
     routes: Optional[tuple[Route, ...]] = None
     master_route: Optional[Route] = None
@@ -273,6 +277,22 @@ def load_platform(path: str | Path, *, mmax: int = 0, energy: bool = False,
     return Platform(path=path, hosts=hosts, master_host=master.name, storage_hosts=tuple(storage),
                     master_loopback_bw=loopback_bw, routes=routes, master_route=master_route,
                     network_note=note)
+
+
+def starting_asleep(hosts: Sequence[Host]) -> str:
+    """Why Batsim 4.2.1 with -E cannot use compute ``hosts`` that start in a sleep or virtual
+    pstate: it reports them idle, then aborts at the first job on one, and at a switch-off."""
+    h = hosts[0]
+    kind = "a sleep" if h.is_sleep_pstate(h.default_pstate) else "a virtual (switching)"
+    awake = next((p for p in range(len(h.pstates)) if h.is_compute_pstate(p)), None)
+    more = f" (and {len(hosts) - 1} more compute hosts)" if len(hosts) > 1 else ""
+    return (f"host {h.name!r}{more} starts in pstate {h.default_pstate}, {kind} pstate: Batsim 4.2.1 with -E reports "
+            f"it idle but aborts at the first job on it (\"Job '...': Invalid job allocation (...): machine {h.id} "
+            f"(hostname='{h.name}') is not in a computation pstate (ps={h.default_pstate})\") and at a switch-off "
+            f"(\"Switching from a sleep pstate to a non-computation pstate on machine {h.id} ('{h.name}') : "
+            f"{h.default_pstate} -> ..., which is forbidden\"); declare a computation pstate"
+            + (f" (pstate=\"{awake}\")" if awake is not None else "")
+            + " or fix it with `batsched-py platform upgrade --awake`")
 
 
 _ROLES = ("", "master", "compute_node", "storage")   # Batsim 4.2.1's roles ("": compute node)

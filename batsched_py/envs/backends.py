@@ -89,14 +89,13 @@ class BatsimBackend:
                                        volumes, name=f"batsched-py-env-{os.getpid()}-{port}")
 
     def _receive(self) -> p.Message:
-        from ..launcher.common import LaunchError, describe_exit, format_tail
+        from ..launcher.common import LaunchError, exit_error, format_tail
         waited = 0.0
         while not self.socket.poll(100):
             waited += 0.1
             code = self.peer.poll()
             if code is not None:
-                raise LaunchError(f"{self.peer.name} {describe_exit(code)} before the simulation ended"
-                                  f"{format_tail(self.peer.tail())}")
+                raise exit_error(self.peer.name, code, self.peer.tail(), "before the simulation ended")
             if waited >= self.timeout:
                 raise LaunchError(f"{self.peer.name} sent nothing for {self.timeout:g} s"
                                   f"{format_tail(self.peer.tail())}")

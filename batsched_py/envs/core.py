@@ -119,11 +119,21 @@ class BatsimEnv(gym.Env):
     def reward(self) -> float:
         raise NotImplementedError
 
+    def make_meter(self) -> EnergyMeter:
+        return EnergyMeter(self.scheduler, self.masks or None)
+
     def truncated(self) -> bool:
         return False
 
     def episode_info(self) -> dict[str, Any]:
         return {}
+
+    def simulated_workload(self, workload: Path) -> Path:
+        """The file the simulation reads for ``workload`` (an environment may prepare a copy)."""
+        return workload
+
+    def after_action(self) -> None:
+        """Called once the agent's action became decisions, before the simulation moves on."""
 
     def backend_inputs(self) -> dict[str, Any]:
         """More inputs of the simulation (make_backend's ``events`` and ``flags``)."""
@@ -139,13 +149,14 @@ class BatsimEnv(gym.Env):
         elif not Path(workload).is_file():
             raise EnvError(f"reset(options={{'workload': ...}}): {workload} is not a workload file")
         self.workload = Path(workload)
+        simulated = self.simulated_workload(self.workload)
         self.scheduler = self.make_scheduler()
-        self.scheduler.workload_path = str(self.workload)
+        self.scheduler.workload_path = str(simulated)
         self.session = Session(self.scheduler)
-        self.meter = EnergyMeter(self.scheduler, self.masks or None)
+        self.meter = self.make_meter()
         self.steps = 0
         self.ended = False
-        self.backend = make_backend(self.backend_name, self.platform, self.workload, energy=True,
+        self.backend = make_backend(self.backend_name, self.platform, simulated, energy=True,
                                     output_prefix=self.output_prefix, **self.backend_inputs())
         self._receive(self.backend.start())
         self._run_to_decision()
@@ -155,6 +166,7 @@ class BatsimEnv(gym.Env):
         if self.scheduler is None or self.ended:
             raise EnvError("step() after the episode ended (or before reset()): call reset() first")
         self.scheduler.act(action)
+        self.after_action()
         self.steps += 1
         try:
             self._run_to_decision()

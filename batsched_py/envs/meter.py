@@ -25,10 +25,10 @@ TRACKED_STATES = (HostState.SLEEPING, HostState.SWITCHING_ON, HostState.SWITCHIN
 class EnergyMeter:
     """Energy waste and time per host state since the simulation began."""
 
-    def __init__(self, scheduler: Scheduler, node_masks: Optional[list[int]] = None):
+    def __init__(self, scheduler: Scheduler, node_masks: Optional[list[int]] = None, start: float = 0.0):
         self.scheduler = scheduler
         self.node_masks = node_masks
-        self.last = scheduler.now
+        self.last = max(scheduler.now, start)     # (nothing before ``start`` counts: a warm-up)
         self.waste = 0.0                                   # W x time unit
         self.host_time = dict.fromkeys(TRACKED_STATES, 0.0)  # host x time unit
         self._groups: Optional[list[tuple[int, float, float, float]]] = None
@@ -87,9 +87,11 @@ class EnergyMeter:
 
 
 def job_figures(scheduler: Scheduler, now: float, tau: float = 0.5) -> dict[str, float]:
-    """Means over the jobs submitted so far (time units): waiting time (a queued job counts its wait
-    until ``now``), delay (wait beyond ``tau`` x walltime), stretch (wait / walltime), slowdown
-    ((wait + runtime) / runtime, finished jobs)."""
+    """Means over the jobs submitted so far (time units): waiting time, delay (wait beyond ``tau`` x
+    walltime), stretch (wait / walltime), slowdown ((wait + runtime) / runtime).  A job still waiting
+    or running at ``now`` counts as if it ended now: its wait so far (to ``now`` if it never
+    started) and its runtime so far, at least one time unit (so a starving policy cannot score a
+    good slowdown by leaving jobs waiting)."""
     waits, delays, stretches, slowdowns = [], [], [], []
     for job in scheduler.jobs.by_id.values():
         if job.final_state == "REJECTED":
@@ -104,6 +106,9 @@ def job_figures(scheduler: Scheduler, now: float, tau: float = 0.5) -> dict[str,
             run = job.finish_time - job.start_time
             if run > 0:
                 slowdowns.append((wait + run) / run)
+        else:
+            run = max(1.0, now - job.start_time if job.start_time is not None else 0.0)
+            slowdowns.append((wait + run) / run)
 
     def mean(xs: list[float]) -> float:
         return math.fsum(xs) / len(xs) if xs else 0.0

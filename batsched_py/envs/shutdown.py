@@ -1,15 +1,23 @@
 """``batsched_py/Shutdown-v0``: DeepShutdown (Casagrande et al., "Don't Hurry Be Green").
 
 Action ``Discrete(G + 1)``: how many of the platform's G nodes to keep reserved and off, every
-``dt`` time units; SAF-ordered EASY backfilling schedules the other nodes (see
-:mod:`batsched_py.policies.agent.shutdown` for the decision and the observation).  An episode is
-one day: ``day / dt`` steps (1,440 one-minute steps), then truncated whatever the queue holds.
+``dt`` time units; EASY backfilling schedules the jobs on the other nodes (see
+:mod:`batsched_py.policies.agent.shutdown` for the decision, its semantics and the observation).
+An episode is one day: ``day / dt`` steps (1,440 one-minute steps), then truncated whatever the
+queue holds.
 
-Reward: ``-(energy_weight * E_waste / (P_idle * dt) + qos_weight * Q / hosts)`` where E_waste is the
-energy of idle and switching nodes since the last step (see meter.py), P_idle the platform's idle power (all hosts
-idle), Q the hosts requested by queued jobs whose wait is at least ``tau`` x their walltime.  At the
-episode's end ``info`` holds the day's energy waste (W x time unit), node switches, and the mean
-delay (wait beyond ``tau`` x walltime), stretch (wait / walltime), slowdown and waiting time.
+The day starts with every node off, as the authors' platform declares: Batsim 4.2.1 cannot start a
+host asleep, so the simulation switches the idle nodes off at t=0 and runs the day's workload
+shifted by the switch-off time (the warm-up, read from the platform); figures count from then.
+
+Reward (the authors'): ``-(energy_weight * E_waste / (P_max * dt * hosts) + qos_weight * Q / hosts)``
+where E_waste is the energy of hosts idle or switching during the step (every idle host counts,
+the idle cores of a partly busy node too, as the authors' ``benchmark.csv`` counts), P_max the
+hosts' largest idle power over their pstates (125 W on Taurus), and Q the hosts of the jobs the
+reservation blocks (they would start now were no node reserved) whose stretch (wait / walltime)
+reached ``tau``: 0 while nothing is reserved.  At the episode's end ``info`` holds the day's energy
+waste (W x time unit), node switches, host time per state, and the mean waiting time, delay (wait
+beyond ``tau`` x walltime), stretch and slowdown over every job submitted, unfinished ones included.
 """
 from __future__ import annotations
 
@@ -19,10 +27,11 @@ from typing import Any, Optional, Sequence
 import numpy as np
 from gymnasium import spaces
 
-from ..policies.agent import ShutdownScheduler
 from ..policies.agent.nodes import node_masks
+from ..policies.agent.shutdown import ShutdownScheduler, feature_count
 from .core import BatsimEnv, EnvError, weight
-from .meter import job_figures
+from .meter import EnergyMeter, job_figures
+from .warmup import ShiftedDays, switch_off_time
 
 
 class ShutdownEnv(BatsimEnv):
@@ -30,17 +39,24 @@ class ShutdownEnv(BatsimEnv):
                  backend: str = "emulator", dt: float = 1.0, day: float = 1440.0,
                  cores_per_node: Optional[int] = None, history: int = 20, queue_features: int = 10,
                  tau: float = 0.5, energy_weight: float = 1.0, qos_weight: float = 1.0,
-                 output_prefix: Optional[str] = None):
+                 start_asleep: bool = True, output_prefix: Optional[str] = None):
         super().__init__(platform, workloads, backend, output_prefix)
         if cores_per_node is None:
             cores_per_node = int(self.zone_properties.get("cores_per_node", 12))
-        if not isinstance(cores_per_node, int) or cores_per_node < 1:
+        if isinstance(cores_per_node, bool) or not isinstance(cores_per_node, int) or cores_per_node < 1:
             raise EnvError(f"cores_per_node: {cores_per_node!r} is not a positive integer")
+        if self.nb_hosts % cores_per_node:
+            raise EnvError(f"cores_per_node: {cores_per_node} does not divide the platform's {self.nb_hosts} "
+                           "compute hosts into whole nodes")
         for name, value in (("dt", dt), ("day", day), ("tau", tau)):
-            if not isinstance(value, (int, float)) or not value > 0:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise EnvError(f"{name}: {value!r} is not a positive number")
-        self.options = {"dt": dt, "day": day, "cores_per_node": cores_per_node, "history": history,
-                        "queue_features": queue_features}
+        if not isinstance(start_asleep, bool):
+            raise EnvError(f"start_asleep: {start_asleep!r} is not true or false")
+        self.warmup = switch_off_time(self.platform) if start_asleep else 0.0
+        self.options = {"dt": dt, "day": day, "day_start": self.warmup, "start_asleep": start_asleep,
+                        "cores_per_node": cores_per_node, "history": history, "queue_features": queue_features,
+                        "tau": tau}
         self.make_scheduler()        # (checks the options now, with the scheduler's own messages)
         self.tau = tau
         self.energy_weight, self.qos_weight = weight("energy_weight", energy_weight), weight("qos_weight", qos_weight)
@@ -48,7 +64,10 @@ class ShutdownEnv(BatsimEnv):
         self.nb_nodes = len(self.masks)
         self.max_steps = int(round(day / dt))
         self.action_space = spaces.Discrete(self.nb_nodes + 1)
-        self.observation_space = spaces.Box(0.0, 1.0, (history, 5 + 1 + 1 + 1 + 4 * queue_features + 1), np.float32)
+        self.observation_space = spaces.Box(0.0, 1.0, (history, feature_count(self.nb_nodes, queue_features)),
+                                            np.float32)
+        self.shifted = ShiftedDays(self.warmup)
+        self._qos = 0.0
 
     def make_scheduler(self) -> ShutdownScheduler:
         try:
@@ -56,10 +75,24 @@ class ShutdownEnv(BatsimEnv):
         except ValueError as exc:
             raise EnvError(str(exc)) from None
 
+    def simulated_workload(self, workload: Path) -> Path:
+        return self.shifted(workload)
+
+    def make_meter(self) -> EnergyMeter:
+        # (every host: the authors' waste counts the idle cores of partly busy nodes too)
+        return EnergyMeter(self.scheduler, None, start=self.warmup)
+
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict[str, Any]] = None):
         obs, info = super().reset(seed=seed, options=options)
         self._waste = self.meter.waste
+        self._qos = 0.0
+        pw = [r.power for r in self.scheduler.platform]
+        self.p_max = max(max(ps.idle for ps in p.pstates) for p in pw if p is not None)
         return obs, info
+
+    def after_action(self) -> None:
+        s = self.scheduler
+        self._qos = sum(j.res for j in s.blocked() if s.stretch(j) >= self.tau)
 
     def truncated(self) -> bool:
         return self.steps >= self.max_steps
@@ -67,14 +100,13 @@ class ShutdownEnv(BatsimEnv):
     def reward(self) -> float:
         s, meter = self.scheduler, self.meter
         waste, self._waste = meter.waste - self._waste, meter.waste
-        late = sum(j.res for j in s.queue if s.now - j.subtime >= self.tau * (j.walltime or 0.0))
-        return -(self.energy_weight * waste / (meter.idle_power * s.dt)
-                 + self.qos_weight * late / self.nb_hosts)
+        return -(self.energy_weight * waste / (self.p_max * s.dt * self.nb_hosts)
+                 + self.qos_weight * self._qos / self.nb_hosts)
 
     def info(self) -> dict[str, Any]:
         return {**super().info(), "energy_waste": self.meter.waste, "nb_switches": self.scheduler.switches}
 
     def episode_info(self) -> dict[str, Any]:
         figures = job_figures(self.scheduler, self.scheduler.now, self.tau)
-        return {**{f"{k}": v for k, v in figures.items()},
-                "time_idle": self.meter.host_time_of("idle"), "time_sleeping": self.meter.host_time_of("sleeping")}
+        return {**figures, **{f"time_{state}": self.meter.host_time_of(state)
+                              for state in ("idle", "computing", "switching_on", "switching_off", "sleeping")}}

@@ -41,9 +41,16 @@ class VolunteerEnv(BatsimEnv):
         if max_time is not None and (not isinstance(max_time, (int, float)) or not max_time > 0):
             raise EnvError(f"max_time: {max_time!r} is not a positive number")
         self.events, self.level, self.sigma, self.max_time = Path(events), level, sigma, max_time
-        self.scheduler_options = {"level": level, "cycle": cycle, "patience": patience, "seed": seed}
-        self.make_scheduler()             # (checks the options now, with the scheduler's messages)
         hosts = load_platform(self.platform, energy=True).hosts
+        # the events file and switch times: the scheduler starts no switch that a login or logout falls
+        # into (Batsim 4.2.1 would abort at the logout: policies/agent/volunteer.py)
+        switches = [(h.switch_off_time(s), h.switch_on_time(s)) for h in hosts for s in h.sleep_pstates]
+        self.scheduler_options = {"level": level, "cycle": cycle, "patience": patience, "seed": seed,
+                                  "events": str(self.events)}
+        if switches:
+            self.scheduler_options.update(switch_off_time=max(off for off, _ in switches),
+                                          switch_on_time=max(on for _, on in switches))
+        self.make_scheduler()             # (checks the options now, with the scheduler's messages)
         try:
             nb_clusters = 1 + max(int(h.properties["cluster"]) for h in hosts if "cluster" in h.properties)
         except ValueError:

@@ -15,6 +15,7 @@ DEFAULT_IMAGE = "oarteam/batsim:4.2.0"
 TAIL_LINES = 5          # lines of Batsim's output quoted in an error
 EXIT_GRACE = 30.0       # seconds Batsim may take to write its outputs after SIMULATION_ENDS, at least
 TERMINATE_GRACE = 3.0   # seconds between SIGTERM and SIGKILL when stopping Batsim
+EXIT_WAIT = 10.0        # seconds Batsim may take to exit once it closed its socket (an abort writes a core)
 
 
 class LaunchError(RuntimeError):
@@ -72,6 +73,25 @@ def format_tail(lines: list[str]) -> str:
     return "; last output: " + " | ".join(lines) if lines else "; it printed nothing"
 
 
+def batsim_reason(lines: list[str]) -> Optional[str]:
+    """Batsim's own error in its output: its last ``[category/CRITICAL] ...`` line (what an
+    xbt_assert or xbt_die prints before aborting), from that tag on; None if it printed none."""
+    for line in reversed(lines):
+        at = line.find("/CRITICAL] ")
+        if at >= 0:
+            return line[line.rfind("[", 0, at):].strip()[:1000]
+    return None
+
+
+def exit_error(name: str, code: int, lines: list[str], when: str) -> LaunchError:
+    """The one-line error of a Batsim that exited with ``code`` ``when`` ("before the simulation
+    ended"...): its own reason when it printed one, else its last output."""
+    reason = batsim_reason(lines)
+    if reason is not None:
+        return LaunchError(f"{name} {describe_exit(code)} {when}: {reason}")
+    return LaunchError(f"{name} {describe_exit(code)} {when}{format_tail(lines)}")
+
+
 class Peer(Protocol):
     """The supervised Batsim: a process or a container."""
     name: str
@@ -84,27 +104,32 @@ class Peer(Protocol):
 
 def supervise(scheduler: Any, peer: Peer, endpoint: str, export: str, timeout: Optional[float]) -> None:
     """Serve ``scheduler`` on ``endpoint`` while ``peer`` (Batsim, already started) runs; stop it on any way out."""
+    from ..transport.endpoints import PeerClosed
     from ..transport.zmq_server import PeerTimeout, serve
 
     def watchdog() -> None:
         code = peer.poll()
         if code is not None:
-            raise LaunchError(f"{peer.name} {describe_exit(code)} before the simulation ended"
-                              f"{format_tail(peer.tail())}")
+            raise exit_error(peer.name, code, peer.tail(), "before the simulation ended")
 
     try:
         try:
             serve(scheduler, endpoint, timeout=timeout, watchdog=watchdog)
         except PeerTimeout as exc:
             raise LaunchError(f"{peer.name} went silent: {exc}; it was stopped{format_tail(peer.tail())}") from None
+        except PeerClosed:
+            # Batsim closes its socket as it aborts: its exit and its reason are the error.
+            code = peer.wait(EXIT_WAIT)
+            if code is not None and code != 0:
+                raise exit_error(peer.name, code, peer.tail(), "before the simulation ended") from None
+            raise
         grace = max(EXIT_GRACE, timeout or 0.0)
         code = peer.wait(grace)
         if code is None:
             raise LaunchError(f"{peer.name} did not exit within {grace:g} s after the simulation ended; "
                               f"it was stopped{format_tail(peer.tail())}")
         if code != 0:
-            raise LaunchError(f"{peer.name} {describe_exit(code)} after the simulation ended"
-                              f"{format_tail(peer.tail())}")
+            raise exit_error(peer.name, code, peer.tail(), "after the simulation ended")
         if not Path(f"{export}_jobs.csv").is_file():
             raise LaunchError(f"{peer.name} exited normally but wrote no {export}_jobs.csv"
                               f"{format_tail(peer.tail())}")

@@ -12,7 +12,8 @@ from ..textfiles import os_error, write_whole
 
 from .generate import energy_cluster, plain_cluster, platform_xml, taurus_cluster
 from .read import PlatformError
-from .upgrade import upgrade_platform_file
+from .read import parse_xml
+from .upgrade import asleep_warning, hosts_starting_asleep, upgrade_platform_file
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -43,6 +44,13 @@ def _parser() -> argparse.ArgumentParser:
     u = sub.add_parser("upgrade", help="Batsim 3 platform -> Batsim 4 (watt_per_state -> wattage_per_state ...)")
     u.add_argument("input", help="Batsim 3 platform XML")
     u.add_argument("output", help="Batsim 4 platform XML to write")
+    u.add_argument("--awake", action="store_true",
+                   help="start hosts declared in a sleep or switching pstate in their first computation pstate "
+                        "(Batsim 4.2.1 with -E aborts at the first job on a sleeping host)")
+    c = sub.add_parser("check", help="read a platform as Batsim 4.2.1 does and refuse what it would abort on")
+    c.add_argument("platform", help="platform XML")
+    c.add_argument("-E", "--energy", action="store_true", help="as Batsim with -E (energy model, sleep pstates)")
+    c.add_argument("--mmax", type=int, default=0, help="use at most this many compute hosts, as Batsim's --mmax")
     return p
 
 
@@ -54,20 +62,23 @@ def _per_pstate(values: list[float], n: int, name: str) -> list[float]:
     return values
 
 
-def check_like_batsim(path: str, energy: bool) -> None:
-    """Load the written platform with the emulator's reader, which refuses what Batsim 4.2.1's
-    own platform reader refuses (roles, speeds, pstates, routes; with ``energy``, -E's checks)."""
+def check_like_batsim(path: str, energy: bool, mmax: int = 0, written: bool = True) -> int:
+    """Load the platform with the emulator's reader, which refuses what Batsim 4.2.1's own platform
+    reader refuses (roles, speeds, pstates, routes; with ``energy``, -E's checks, hosts starting
+    asleep included: Batsim aborts at the first job on them); returns its number of compute hosts."""
     from ..emulator.errors import NetworkNotModelledWarning
     from ..emulator.platform import NoMasterHost, PlatformError as Refused, load_platform
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NetworkNotModelledWarning)
         try:
-            load_platform(path, energy=energy)
+            return load_platform(path, energy=energy, mmax=mmax).nb_hosts
         except NoMasterHost:      # fine: Batsim's -m/--master-host names the master then
             print(f"note: {path} has no host named master_host nor one with role=master: run Batsim with "
                   "-m HOST", file=sys.stderr)
+            return 0
         except Refused as exc:
-            raise PlatformError(f"{path} was written but Batsim 4.2.1 would refuse it: {exc}") from None
+            raise PlatformError(f"{path}{' was written but' if written else ':'} Batsim 4.2.1 would refuse "
+                                f"it: {exc}") from None
 
 
 #: The cluster options that only shape the energy model (``--no-energy`` has none).
@@ -95,9 +106,17 @@ def _run(args: argparse.Namespace) -> int:
         if args.command == "cluster" and args.no_energy and _ignored_by_no_energy(args):
             raise ValueError(f"--no-energy: {', '.join(_ignored_by_no_energy(args))} would be ignored")
         if args.command == "upgrade":
-            for change in upgrade_platform_file(args.input, args.output):
+            for change in upgrade_platform_file(args.input, args.output, awake=args.awake):
                 print(change)
             check_like_batsim(args.output, energy=False)
+            asleep = hosts_starting_asleep(parse_xml(args.output))
+            if asleep:
+                print(asleep_warning(asleep), file=sys.stderr)
+            return 0
+        if args.command == "check":
+            n = check_like_batsim(args.platform, energy=args.energy, mmax=args.mmax, written=False)
+            print(f"{args.platform}: ok: {n} compute hosts, as Batsim 4.2.1{' with -E' if args.energy else ''} "
+                  "reads it")
             return 0
         if args.command == "taurus":
             spec = taurus_cluster(args.nodes, args.off_time, args.on_time)

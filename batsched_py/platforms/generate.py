@@ -56,6 +56,9 @@ class ClusterSpec:
         used = [self.default_pstate, *(self.sleep_pstates or ())]
         if any(not 0 <= i < len(self.pstates) for i in used):
             raise ValueError(f"pstate index out of range 0..{len(self.pstates) - 1}")
+        if self.default_pstate in (self.sleep_pstates or ()):
+            raise ValueError(f"hosts would start in sleep or switching pstate {self.default_pstate}: Batsim 4.2.1 "
+                             "with -E aborts at the first job on them")
 
 
 def energy_cluster(nb_hosts: int, speeds: list[float], idle_w: float | list[float],

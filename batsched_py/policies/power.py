@@ -169,9 +169,14 @@ class PowerMixin(_MixinBase):
                 due = since + timeout
                 next_call = due if next_call is None else min(next_call, due)
         self._switch(off, on=False)
-        if next_call is not None and next_call not in self.calls and next_call > self.decision_time:
-            self.calls.add(next_call)
-            self.call_me_later(next_call)
+        if next_call is not None:
+            self._remind(next_call)
+
+    def _remind(self, at: float) -> None:
+        """A REQUESTED_CALL at ``at`` (one per time)."""
+        if at > self.decision_time and at not in self.calls:
+            self.calls.add(at)
+            self.call_me_later(at)
 
 
 class OracleMixin(PowerMixin):
@@ -228,11 +233,6 @@ class OracleMixin(PowerMixin):
     def on_requested_call(self) -> None:
         super().on_requested_call()
         self.replan = True   # a waiting job may just have reached its threshold
-
-    def _remind(self, at: float) -> None:
-        if at > self.decision_time and at not in self.calls:
-            self.calls.add(at)
-            self.call_me_later(at)
 
 
 def require_sleep_states(scheduler: Scheduler) -> None:

@@ -112,7 +112,8 @@ def test_a_short_learning_run_beats_random_placement(pool3w):
 
 
 def test_the_scheduler_runs_by_name_and_learns_online(pool3w, tmp_path):
-    agent = create("volunteer-agent", {"policy": "bandit", "level": "cluster", "epsilon": 0.1})
+    agent = create("volunteer-agent", {"policy": "bandit", "level": "cluster", "epsilon": 0.1,
+                                       "events": str(pool3w["events"])})
     assert isinstance(agent, VolunteerAgent) and isinstance(agent.policy, RewardHistory)
     run_simulation(pool3w["platform"], [pool3w["workloads"]], agent, export=str(tmp_path / "run"), energy=True,
                    events=[pool3w["events"]])
@@ -127,6 +128,16 @@ def test_the_scheduler_names_bad_options_and_missing_flags(pool3w, tmp_path):
         VolunteerAgent({"policy": "greedy"})
     with pytest.raises(PolicyOptionError, match="level: 'rack' is not one of"):
         VolunteerAgent({"level": "rack"})
+    with pytest.raises(PolicyOptionError, match="option events: 'nowhere.jsonl' is not a file"):
+        VolunteerAgent({"events": "nowhere.jsonl"})
+    with pytest.raises(PolicyOptionError, match="option switch_on_time: -1 is not a finite positive number"):
+        VolunteerAgent({"switch_on_time": -1})
+    bad = tmp_path / "bad_events.jsonl"
+    bad.write_text('{"timestamp": 5, "type": "machine_unavailable", "resources": "99"}\n')
+    with pytest.raises(PolicyOptionError, match=r"option events: events file .*bad_events.jsonl, line 1: resources 99 "
+                                                r"out of range 0-39"):
+        run_simulation(pool3w["platform"], [pool3w["workloads"]], VolunteerAgent({"events": str(bad)}),
+                       export=str(tmp_path / "b"), events=[pool3w["events"]])
     agent = VolunteerAgent({"policy": "random"})
     agent.batsim_flags = ()                         # as a Batsim started without them
     with pytest.raises(PolicyOptionError, match="run Batsim with --enable-dynamic-jobs --acknowledge-dynamic-jobs"):

@@ -65,23 +65,24 @@ def test_busy_host(tmp_path):
     jobs = [{"id": "1", "subtime": 0, "res": 2, "profile": "d"}, {"id": "2", "subtime": 0, "res": 2, "profile": "d"}]
     ex = scripted(None, lambda r: [p.ExecuteJob(r.now, "w0!1", ProcSet((0, 1))),
                                    p.ExecuteJob(r.now, "w0!2", ProcSet((1, 2)))])
-    fails(tmp_path, ex, "message 2", "EXECUTE_JOB", "w0!2", "host 1", jobs=jobs)
+    fails(tmp_path, ex, "message 2", "EXECUTE_JOB", "Job 'w0!2': Invalid allocation ('1-2'): machine 1 "
+          "(hostname='host1') is currently computing jobs (these ones: {w0!1})", jobs=jobs)
 
 
 def test_wrong_number_of_hosts(tmp_path):
     ex = scripted(None, lambda r: [p.ExecuteJob(r.now, "w0!1", ProcSet(0))])
-    fails(tmp_path, ex, "EXECUTE_JOB", "wrong number of hosts")
+    fails(tmp_path, ex, "EXECUTE_JOB", "The job requires 2 machines but only 1 were given")
 
 
 def test_unknown_job(tmp_path):
     ex = scripted(None, lambda r: [p.ExecuteJob(r.now, "w0!nope", ProcSet((0, 1)))])
-    fails(tmp_path, ex, "EXECUTE_JOB", "unknown job")
+    fails(tmp_path, ex, "EXECUTE_JOB", "Cannot get job 'w0!nope': it does not exist")
 
 
 def test_job_started_twice(tmp_path):
     ex = scripted(None, lambda r: [p.ExecuteJob(r.now, "w0!1", ProcSet((0, 1))),
                                    p.ExecuteJob(r.now, "w0!1", ProcSet((2, 3)))])
-    fails(tmp_path, ex, "EXECUTE_JOB", "RUNNING")
+    fails(tmp_path, ex, "EXECUTE_JOB", "Cannot execute job 'w0!1': its state (RUNNING) is not")
 
 
 def test_reject_running_job(tmp_path):
@@ -91,12 +92,12 @@ def test_reject_running_job(tmp_path):
 
 def test_kill_not_started(tmp_path):
     ex = scripted(None, lambda r: [p.KillJob(r.now, ("w0!1",))])
-    fails(tmp_path, ex, "KILL_JOB", "neither running nor finished")
+    fails(tmp_path, ex, "KILL_JOB", "Invalid KILL_JOB: job_id 'w0!1' refers to a job not being executed")
 
 
 def test_call_me_later_not_in_future(tmp_path):
     ex = scripted(None, lambda r: [p.CallMeLater(r.now, r.now)])
-    fails(tmp_path, ex, "CALL_ME_LATER", "not in the future")
+    fails(tmp_path, ex, "CALL_ME_LATER", "You asked to be awaken in the past!")
 
 
 def test_reply_going_back_in_time(tmp_path):
@@ -118,25 +119,26 @@ def test_events_out_of_order(tmp_path):
 
 def test_pstate_that_does_not_exist(tmp_path):
     ex = scripted(lambda r: [p.SetResourceState(r.now, ProcSet(0), "99")])
-    fails(tmp_path, ex, "SET_RESOURCE_STATE", "does not exist", energy=True)
+    fails(tmp_path, ex, "SET_RESOURCE_STATE", "machine 0 ('host0') has no pstate 99", energy=True)
 
 
 def test_state_change_on_computing_host(tmp_path):
     ex = scripted(None, lambda r: [p.ExecuteJob(r.now, "w0!1", ProcSet((0, 1))),
                                    p.SetResourceState(r.now, ProcSet(0), "13")])
-    fails(tmp_path, ex, "SET_RESOURCE_STATE", "idle", energy=True)
+    fails(tmp_path, ex, "SET_RESOURCE_STATE", "jobs are running on machine 0", energy=True)
 
 
 def test_execute_on_sleeping_host(tmp_path):
     ex = scripted(lambda r: [p.SetResourceState(r.now, ProcSet((0, 1)), "13")], None,
                   lambda r: [p.ExecuteJob(r.now, "w0!1", ProcSet((0, 1)))])
-    fails(tmp_path, ex, "EXECUTE_JOB", "host 0", energy=True,
+    fails(tmp_path, ex, "EXECUTE_JOB", "machine 0 (hostname='host0') cannot compute jobs now (the machine is not "
+          "computing nor idle, its state is 'sleeping')", energy=True,
           jobs=[{"id": "1", "subtime": 50, "res": 2, "profile": "d"}])
 
 
 def test_state_change_without_energy(tmp_path):
     ex = scripted(lambda r: [p.SetResourceState(r.now, ProcSet(0), "1")])
-    fails(tmp_path, ex, "SET_RESOURCE_STATE", "-E")
+    fails(tmp_path, ex, "SET_RESOURCE_STATE", "not been launched with energy support")
 
 
 def test_scheduler_crash_still_marks_outputs(tmp_path):
@@ -260,3 +262,19 @@ def test_job_killed_as_it_starts_gets_batsims_epsilon_runtime(tmp_path):
         ("5.000000", "0.000010", "5.000010", "1.000000")
     schedule = next(csv.DictReader(open(tmp_path / "out_schedule.csv")))
     assert (schedule["makespan"], schedule["max_slowdown"]) == ("5.000010", "1.000000")
+
+
+@pytest.mark.parametrize("mapping,words", [
+    ({"0": 0, "2": 1}, "no resource associated to executor 1."),
+    ({"0": 0, "1": 5}, "executor 1 should use the 5-th resource within the allocation, but there are only 2"),
+    ({"0": "x"}, "all keys and values must be integers"),
+    ({"0": 1, "1": 0}, "a custom mapping other than one executor per allocated machine is not modelled"),
+])
+def test_execute_job_mapping_checked_as_batsim_reads_it(tmp_path, mapping, words):
+    ex = scripted(None, lambda r: [p.ExecuteJob(r.now, "w0!1", ProcSet((0, 1)), mapping=mapping)])
+    fails(tmp_path, ex, "EXECUTE_JOB", words)
+
+
+def test_identity_mapping_runs(tmp_path):
+    ex = scripted(None, lambda r: [p.ExecuteJob(r.now, "w0!1", ProcSet((0, 1)), mapping={"0": 0, "1": "1"})])
+    assert run(tmp_path, ex).jobs["w0!1"].final_state == "COMPLETED_SUCCESSFULLY"

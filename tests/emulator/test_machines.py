@@ -268,3 +268,34 @@ def test_single_reader_reads_as_in_lockstep():
             results.append((subs[0], read, list(m._host_energy), list(m._host_t)))
         assert results[0] == results[1]
         assert results[0][0] > 2
+
+
+def test_batsims_machine_state_machine_quirks():
+    """Batsim 4.2.1's server and switch actors (server.cpp, pstate.cpp): the end of a switch sets
+    the state whatever it is (a host made unavailable meanwhile is sleeping again, and a later
+    machine_available aborts); machine_available makes a host idle in whatever pstate it is (a
+    sleeping one included), from where a job aborts and only a switch on is accepted."""
+    p = load_platform(GOLDEN / "sleeper-e128-load50-E/inputs/energy_platform_homogeneous_no_net_128.xml",
+                      energy=True)
+    m = Machines(p, None, energy_enabled=True)
+    m.request_state(0.0, ProcSet(0, 1), 13)
+    assert m.set_unavailable(1.0, ProcSet(0)) is None and m.state(0) is MachineState.UNAVAILABLE
+    m.switch_reached(6.1, [0, 1])
+    m.switch_done(6.1, [0, 1], ProcSet(0, 1), 13)
+    assert m.state(0) is MachineState.SLEEPING and m.counts()[MachineState.UNAVAILABLE] == 0
+    assert m.set_available(10.0, ProcSet(0)) == ("The making of machine 0 ('host0') available was requested but "
+                                                 "this machine was not in UNAVAILABLE state (current state: sleeping).")
+    assert m.set_unavailable(11.0, ProcSet(1)) is None
+    assert m.set_unavailable(11.5, ProcSet(1)).endswith("was already in UNAVAILABLE state.")
+    assert m.set_available(12.0, ProcSet(1)) is None
+    assert m.state(1) is MachineState.IDLE and m.pstate(1) == 13
+    assert m.check_start("w0!1", ProcSet(1)) == ("Job 'w0!1': Invalid job allocation ('1'): machine 1 "
+                                                 "(hostname='host1') is not in a computation pstate (ps=13)")
+    assert m.check_set_state(ProcSet(1), 13) == ("Switching from a sleep pstate to a non-computation pstate on "
+                                                 "machine 1 ('host1') : 13 -> 13, which is forbidden")
+    assert m.check_set_state(ProcSet(1), 0) is None
+    done = m.request_state(20.0, ProcSet(1), 0)
+    assert m.state(1) is MachineState.SWITCHING_ON and done[1] == pytest.approx(20.0 + 151.52)
+    assert "has an invalid pstate : 15" in m.check_set_state(ProcSet(1), 13)     # switching: Batsim never answers
+    m.switch_reached(done[1], [1])
+    assert m.state(1) is MachineState.IDLE and m.check_start("w0!1", ProcSet(1)) is None

@@ -1,6 +1,7 @@
 """The Gymnasium environments: the Gymnasium contract, seeding, vectorisation, both backends, and
 one semantics with the schedulers that run through ``run``."""
 import csv
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -68,10 +69,10 @@ def test_check_env(name):
 def test_shutdown_spaces_and_a_day_of_steps():
     env = make("Shutdown", workloads=[DAY])
     assert env.action_space == gym.spaces.Discrete(14 + 1)        # 168 hosts in nodes of 12
-    assert env.observation_space.shape == (20, 49)
+    assert env.observation_space.shape == (20, 5 + 1 + 1 + 1 + 2 + 14 + 4 * 10 + 1)
     trace, rewards, info = rollout(env, lambda i: 3)
     assert len(rewards) == 1440                                   # one step per minute, one day
-    assert info["time"] == pytest.approx(1440.0)
+    assert info["time"] == pytest.approx(1440.0 + 3.0, abs=0.01)  # (after a 3-minute warm-up: every node off)
     assert all(r <= 0 for r in rewards)
     for key in ("energy_waste", "nb_switches", "delay", "stretch", "slowdown", "waiting_time"):
         assert key in info
@@ -159,11 +160,15 @@ def read_jobs(prefix):
 
 
 def test_a_policy_in_the_environment_schedules_as_through_run(tmp_path):
-    """Scheduling-v0 with the SAF baseline gives the jobs.csv of ``run --scheduler scheduling-agent``."""
+    """Scheduling-v0 with the SAF baseline gives the jobs.csv of ``run --scheduler scheduling-agent``
+    (on the day the environment simulates: shifted by its warm-up, every node switched off first)."""
     env = make("Scheduling", workloads=[DAY], output_prefix=str(tmp_path / "env"))
     play(env, BASELINES["scheduling"]["SAF"]())
     env.close()
-    run_simulation(PLATFORM, [DAY], "scheduling-agent", {"policy": "SAF"}, export=str(tmp_path / "run"), energy=True)
+    day, warmup = env.unwrapped.simulated_workload(DAY), env.unwrapped.warmup
+    assert warmup > 0
+    run_simulation(PLATFORM, [day], "scheduling-agent", {"policy": "SAF", "day_start": warmup},
+                   export=str(tmp_path / "run"), energy=True)
     assert read_jobs(tmp_path / "env") == read_jobs(tmp_path / "run")
 
 
@@ -189,9 +194,11 @@ def test_shutdown_decisions_are_the_same_in_the_environment_and_through_run(tmp_
     in_env, seen[:] = list(seen), []
     import batsched_py.policies.agent.shutdown as sd
     from batsched_py.scheduler import registry
-    sched = sd.ShutdownScheduler()
+    from batsched_py.envs.shutdown import shifted_workload
+    sched = sd.ShutdownScheduler({"day_start": 3.0})       # (the environment's warm-up: its day shifted)
     sched.policy = Logged()
-    run_simulation(PLATFORM, [DAY], sched, export=str(tmp_path / "run"), energy=True)
+    run_simulation(PLATFORM, [str(shifted_workload(Path(DAY), 3.0, tmp_path))], sched,
+                   export=str(tmp_path / "run"), energy=True)
     assert registry.available()["shutdown-agent"] is sd.ShutdownAgent
     assert seen[:len(in_env)] == in_env and len(in_env) == 1440
 

@@ -6,7 +6,9 @@ Accepts Batsim's flags (``-p -w -e -E -s --events --mmax``) and behaves as ``FAK
 - ``hang``: connects, sends nothing, sleeps;
 - ``hang-ignore-term``: the same, ignoring SIGTERM (only SIGKILL ends it);
 - ``nooutput``: like ``ok`` but writes no output file;
-- ``exit-after``: like ``ok`` but exits 4 after the simulation ended.
+- ``exit-after``: like ``ok`` but exits 4 after the simulation ended;
+- ``critical``: SIMULATION_BEGINS, then, as Batsim aborting on the reply, closes its socket, prints
+  a ``[root/CRITICAL]`` line (then some noise) and exits 1.
 ``FAKE_BATSIM_PIDFILE``: write the pid there first.
 """
 import argparse
@@ -58,6 +60,18 @@ def main() -> int:
         print("fake batsim: connected, now silent", file=sys.stderr, flush=True)
         while True:
             time.sleep(1)
+    if mode == "critical":
+        sock.send_string(json.dumps({"now": 0.0, "events": [{"timestamp": 0.0, "type": "SIMULATION_BEGINS",
+                                                               "data": begins()}]}))
+        sock.recv()
+        sock.close()
+        time.sleep(0.5)      # (the scheduler sees the connection lost before the exit)
+        print("[master_host:server:(1) 0.000000] [server/INFO] Job w0!1 SUBMITTED.", file=sys.stderr)
+        print("[master_host:server:(1) 0.000000] /src/batsim/src/server.cpp:1011: [root/CRITICAL] Job 'w0!1': "
+              "Invalid job allocation ('0-11'): machine 0 (hostname='0') is not in a computation pstate (ps=0)",
+              file=sys.stderr)
+        print("Backtrace (displayed in actor server):", file=sys.stderr)
+        return 1
     for now, event in ((0.0, {"timestamp": 0.0, "type": "SIMULATION_BEGINS", "data": begins()}),
                        (1.0, {"timestamp": 1.0, "type": "SIMULATION_ENDS", "data": {}})):
         sock.send_string(json.dumps({"now": now, "events": [event]}))

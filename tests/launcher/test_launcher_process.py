@@ -82,6 +82,48 @@ def test_immediate_crash(tmp_path, fake_mode):
     assert not alive(read_pid(pidfile))
 
 
+CRITICAL = ("[root/CRITICAL] Job 'w0!1': Invalid job allocation ('0-11'): machine 0 (hostname='0') is not in a "
+            "computation pstate (ps=0)")
+
+
+def test_batsim_abort_is_one_line_with_its_reason_and_exit_status(tmp_path, fake_mode):
+    """Batsim closes its socket as it aborts: the error is its exit and its own CRITICAL line, not
+    the lost connection."""
+    fake_mode("critical")
+    with pytest.raises(LaunchError) as err:
+        launch("batsim", create("fcfs", {}), PLATFORM, [WORKLOAD], export=str(tmp_path / "out"), timeout=20,
+               batsim_command=FAKE)
+    msg = str(err.value)
+    assert msg.endswith(f"exited with code 1 before the simulation ended: {CRITICAL}"), msg
+    assert "\n" not in msg and "lost" not in msg
+
+
+def test_batsim_abort_in_the_environments_batsim_backend(tmp_path, fake_mode, monkeypatch):
+    from batsched_py import protocol as p
+    from batsched_py.envs.backends import make_backend
+    fake_mode("critical")
+    monkeypatch.setenv("BATSCHED_PY_BATSIM", " ".join(FAKE))
+    backend = make_backend("batsim", PLATFORM, WORKLOAD, output_prefix=str(tmp_path / "out"))
+    try:
+        request = backend.start()
+        with pytest.raises(LaunchError) as err:
+            backend.send(p.Message(request.now, ()))
+    finally:
+        backend.close()
+    assert str(err.value).endswith(f"exited with code 1 before the simulation ended: {CRITICAL}"), err.value
+
+
+def test_cli_run_ends_with_batsims_reason(tmp_path, fake_mode):
+    fake_mode("critical")
+    env = {**os.environ, "BATSCHED_PY_BATSIM": " ".join(FAKE), "PYTHONPATH": str(REPO)}
+    done = subprocess.run(cli("run", "--backend", "batsim", "--scheduler", "fcfs", "-p", str(PLATFORM),
+                              "-w", str(WORKLOAD), "-e", str(tmp_path / "out"), "--no-progress"),
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 2, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("batsched-py run: error: batsim (pid ") and last.endswith(CRITICAL), done.stderr
+
+
 def test_silent_batsim_times_out_and_is_killed(tmp_path, fake_mode):
     pidfile = fake_mode("hang")
     t0 = time.monotonic()

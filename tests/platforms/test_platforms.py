@@ -148,3 +148,70 @@ def test_unwritable_output_is_named(tmp_path, capsys):
     (tmp_path / "file").write_text("")
     assert main(["taurus", str(tmp_path / "file" / "p.xml")]) == 2
     assert capsys.readouterr().err == f"platform: error: {tmp_path / 'file'}: file exists\n"
+
+
+ASLEEP = """<?xml version="1.0"?>
+<platform version="4">
+  <AS id="AS0" routing="Full">
+    <host id="master_host" pstate="1" speed="0.001f, 1000000.0f, 1.0f, 0.3333333333333333f">
+      <prop id="watt_per_state" value="9:9, 95.0:190.0, 125.0:125.0, 101.0:101.0" />
+      <prop id="sleep_pstates" value="0:3:2" />
+    </host>
+    <host id="0" pstate="0" speed="0.001f, 1000000.0f, 1.0f, 0.3333333333333333f">
+      <prop id="watt_per_state" value="9:9, 95.0:190.0, 125.0:125.0, 101.0:101.0" />
+      <prop id="sleep_pstates" value="0:3:2" />
+    </host>
+    <host id="1" pstate="0" speed="0.001f, 1000000.0f, 1.0f, 0.3333333333333333f">
+      <prop id="watt_per_state" value="9:9, 95.0:190.0, 125.0:125.0, 101.0:101.0" />
+      <prop id="sleep_pstates" value="0:3:2" />
+    </host>
+  </AS>
+</platform>
+"""
+
+
+def test_upgrade_says_when_hosts_start_asleep_and_awake_fixes_it(tmp_path, capsys):
+    """Real Batsim 4.2.1 with -E reports hosts declared in a sleep pstate idle, then aborts at the
+    first job on one: upgrade says so and offers --awake, which starts them in pstate 1."""
+    old = tmp_path / "old.xml"
+    old.write_text(ASLEEP)
+    assert main(["upgrade", str(old), str(tmp_path / "asleep.xml")]) == 0
+    err = capsys.readouterr().err
+    assert "hosts id='0' and 1 more start in sleep or switching pstate 0" in err and "--awake" in err
+    assert {h.get("id"): h.get("pstate") for h in ET.parse(tmp_path / "asleep.xml").iter("host")}["0"] == "0"
+    assert main(["upgrade", "--awake", str(old), str(tmp_path / "awake.xml")]) == 0
+    out, err = capsys.readouterr()
+    assert "host id='1': pstate 0 -> 1" in out and "warning" not in err
+    assert [h.get("pstate") for h in ET.parse(tmp_path / "awake.xml").iter("host")] == ["1", "1", "1"]
+    assert load_platform(tmp_path / "awake.xml", energy=True).hosts[0].default_pstate == 1
+
+
+def test_readers_and_check_refuse_hosts_starting_asleep_with_batsims_reason(tmp_path, capsys):
+    assert main(["upgrade", str(_write(tmp_path / "old.xml", ASLEEP)), str(tmp_path / "asleep.xml")]) == 0
+    capsys.readouterr()
+    with pytest.raises(Refused, match=r"host '0' \(and 1 more compute hosts\) starts in pstate 0, a sleep pstate: "
+                                      r".*machine 0 \(hostname='0'\) is not in a computation pstate \(ps=0\)"):
+        load_platform(tmp_path / "asleep.xml", energy=True)
+    assert load_platform(tmp_path / "asleep.xml").nb_hosts == 2       # without -E Batsim knows no sleep pstate
+    assert main(["check", str(tmp_path / "asleep.xml")]) == 0
+    assert main(["check", "-E", str(tmp_path / "asleep.xml")]) == 2
+    assert "is not in a computation pstate (ps=0)" in capsys.readouterr().err
+    assert main(["check", "-E", str(REPO / "platforms" / "taurus_deepshutdown.xml")]) == 0
+    assert "ok: 168 compute hosts" in capsys.readouterr().out
+
+
+def test_the_shipped_deepshutdown_platform_starts_hosts_computing():
+    hosts = load_platform(REPO / "platforms" / "taurus_deepshutdown.xml", energy=True).hosts
+    assert {h.default_pstate for h in hosts} == {1} and all(h.is_compute_pstate(1) for h in hosts)
+
+
+def test_generated_clusters_never_start_asleep():
+    spec = taurus_cluster(2)
+    spec.default_pstate = spec.sleep_pstates[0]
+    with pytest.raises(ValueError, match="start in sleep or switching pstate 0"):
+        spec.validate()
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path

@@ -103,16 +103,24 @@ def evaluate_main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--time-unit", default="min", help="the platform's time unit, for labels (min on Grid'5000)")
     ap.add_argument("--address", default=None,
                     help="run on Ray: 'local', 'auto' or 'ray://HOST:10001' (day files readable on every node)")
+    ap.add_argument("--dedupe-against", type=Path, nargs="+", default=[], metavar="WORKLOADS",
+                    help="drop evaluation days whose jobs equal those of a day here (the training days)")
     ap.add_argument("--no-figures", action="store_true")
     args = ap.parse_args(argv)
     from ...envs.core import EnvError, platform_hosts, workload_files
     from ...interrupts import exit_status, interruption
     from ...policies.options import PolicyOptionError
     from ...campaigns.executor import ExecutorError
-    from .evaluate import EvaluateError, evaluate, parse_policies, table
+    from .evaluate import EvaluateError, dedupe, evaluate, parse_policies, table
     try:
         platform_hosts(args.platform)
         days = workload_files(args.workloads)
+        if args.dedupe_against:
+            days, dropped = dedupe(days, workload_files(args.dedupe_against))
+            print(f"batsched-py evaluate: {len(dropped)} day(s) equal to a day of --dedupe-against left out"
+                  + (f": {', '.join(str(d) for d in dropped)}" if dropped else ""), file=sys.stderr)
+            if not days:
+                raise EvaluateError("every evaluation day is also a --dedupe-against day")
         specs = parse_policies(args.policies)
         summary = evaluate(args.env, args.platform, days, specs, args.out, repeat=args.repeat, jobs=args.jobs,
                            env_kwargs=args.env_args, address=args.address)

@@ -88,6 +88,23 @@ def _check_options(name: str, options: Any) -> None:
                             f"{options['deterministic']!r}")
 
 
+def dedupe(days: Sequence[Path], against: Sequence[Path]) -> tuple[list[Path], list[Path]]:
+    """``days`` less those whose jobs and profiles equal a day of ``against`` (a held-out day that is
+    also a training day is no held-out day): (kept, dropped)."""
+    def key(path: Path) -> Optional[str]:
+        try:
+            doc = json.loads(path.read_text())
+            return json.dumps([doc.get("jobs"), doc.get("profiles")], sort_keys=True)
+        except (OSError, ValueError):
+            return None          # (an unreadable day is named when it is played)
+    seen = {key(p) for p in against}
+    seen.discard(None)
+    kept, dropped = [], []
+    for day in days:
+        (dropped if key(day) in seen else kept).append(day)
+    return kept, dropped
+
+
 def day_group(path: Path) -> tuple[str, str]:
     """(group, split) of a day file: ``lyon_2/workloads/test/x.json`` -> ("lyon_2", "test")."""
     parts = path.resolve().parts

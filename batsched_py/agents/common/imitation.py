@@ -124,6 +124,8 @@ def clone(model: Any, demos: Demonstrations, *, epochs: int, batch_size: int = 2
     if epochs < 1:
         raise ImitationError(f"imitation epochs: {epochs} is not a positive number")
     policy = model.policy
+    critic = [p for name, p in policy.named_parameters() if name.startswith(_CRITIC)]
+    actor = [p for name, p in policy.named_parameters() if not name.startswith(_CRITIC)]
     policy.set_training_mode(True)
     optimiser = torch.optim.Adam(policy.parameters(), lr=learning_rate)
     n = len(demos)
@@ -145,7 +147,10 @@ def clone(model: Any, demos: Demonstrations, *, epochs: int, batch_size: int = 2
             loss_v = torch.nn.functional.mse_loss(values, targets[idx])
             optimiser.zero_grad()
             (loss_pi + 0.5 * loss_v).backward()
-            torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
+            # (each network's gradient clipped on its own: the critic's, on returns far from its
+            # first guesses, would otherwise shrink the actor's step to nothing)
+            for group in (actor, critic):
+                torch.nn.utils.clip_grad_norm_(group, 1.0)
             optimiser.step()
             with torch.no_grad():
                 hits += int((distribution.mode() == actions[idx]).sum())
@@ -157,6 +162,9 @@ def clone(model: Any, demos: Demonstrations, *, epochs: int, batch_size: int = 2
                    f"action loss {figures['policy_loss']:.4f}, value loss {figures['value_loss']:.4f}")
     policy.set_training_mode(False)
     return figures
+
+
+_CRITIC = ("vf_features_extractor.", "mlp_extractor.value_net.", "value_net.")   # (SB3's names)
 
 
 def _take(observations: Any, idx: np.ndarray) -> Any:

@@ -2,16 +2,13 @@
 run through the same code on the same inputs.  Each reads the scheduler it is bound to (as a
 rule-based scheduler reads its view) and answers with an action.
 
-Shutdown (how many nodes to keep off):
-- ``T0``, ``T1``, ``T5``: timeout policies.  Nodes idle for at least T time units are switched
-  off; nodes are woken (released) when queued jobs that could start now, were every node on,
-  need more hosts than the idle ones on (a job waiting for running jobs to end wakes nothing).
-- ``OR*``: the off-reservation oracle.  It knows each job's real runtime and when every job of
-  the day will be submitted (read from the workload at the simulation's start), and keeps on
-  exactly the nodes that the demand (hosts of running jobs until their real end, queued jobs
-  that could start now, jobs submitted within the horizon) needs within the break-even horizon: the time a node must
-  stay off for switching off and on again to cost less energy than idling (from the hosts'
-  powers and switching times).
+Shutdown (how many nodes to keep off), the authors' agents:
+- ``T0``, ``T1``, ``T5``, ``T10``: timeout policies.  Nodes idle for T time units (counted as
+  the authors count, see Timeout) are kept off, and so are nodes already off, as long as the
+  queued jobs that could start now (were every node on) keep enough free hosts.
+- ``OR*``: the authors' off-reservation oracle.  It knows the real runtime of the running jobs and
+  lets a job that could start now wait while the next real releases still let it start with a
+  stretch (wait / walltime) below 0.5; otherwise it acts as T0.
 
 Scheduling (which queued job starts now):
 - ``FF``: first fit, the first queued job that fits now, else wait.
@@ -31,6 +28,9 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Optional
 
+from ..power import read_runtimes
+from .clock import EPS
+from .easy_plan import easy_plan, plan_order
 from .nodes import NodeState
 
 
@@ -51,93 +51,85 @@ class Bound:
 
 
 class Timeout(Bound):
+    """Keep off the nodes idle for ``timeout`` and those already off; wake none that a queued job
+    does not need (the authors' timeout agent).  A node's idle count grows by dt at each decision
+    that finds it idle, the first included, as the authors' agent counts: T1 switches a node off at
+    the first decision after its job ended (which comes right after that instant's events), T10
+    nine minutes later; their per-day results show exactly this (docs/papers/deepshutdown.md)."""
+
     def __init__(self, timeout: float):
         self.timeout = timeout
 
     def act(self) -> int:
         s = self.scheduler
-        states = s.states()
-        off = len(s.reserved)
-        missing = _missing_nodes(s)
-        if missing:
-            return max(0, off - missing)
-        idle_long = sum(1 for i, st in enumerate(states) if st is NodeState.IDLE and i not in s.reserved
-                        and s.now - s.idle_since.get(i, s.now) >= self.timeout)
-        return min(s.nb_nodes, off + idle_long)
+        return _keep_off(s, _free_after_demand(s, delay=None), lambda i: s.now - s.idle_since[i] + s.dt >= self.timeout - EPS)
 
 
-def _missing_nodes(s: Any) -> int:
-    """Nodes to wake: the hosts that queued jobs able to start now need beyond the idle hosts on."""
-    free_on = _free_hosts_on(s)
-    return math.ceil(max(0, _startable_hosts(s, free_on) - free_on) / s.cores)
+def _free_after_demand(s: Any, delay: Optional[Callable[[Any], bool]]) -> int:
+    """Free hosts (of every node, reserved ones included) less those the queued jobs that could
+    start now would take, EASY's way over the plan order (``delay``: jobs an oracle lets wait)."""
+    jobs = plan_order(s.queue, s.k)
+    started, _ = easy_plan(jobs, s.free_mask_of(), s._releases(), s.now)
+    free = s.free_mask_of().bit_count()
+    for job, _ in started:
+        if delay is None or not delay(job):
+            free -= job.res
+    return free
 
 
-def _free_hosts_on(s: Any) -> int:
-    """Free hosts of the nodes not reserved."""
-    return sum((m & s.platform.free_mask).bit_count() for i, m in enumerate(s.masks) if i not in s.reserved)
-
-
-def _startable_hosts(s: Any, free_on: int) -> int:
-    """Hosts of the queued jobs that could start now were every node on: first fit over the queue
-    (in the base policy's order) into the hosts that no job runs on (``free_on``, the free hosts of
-    the nodes not reserved, and the reserved nodes).  A job that must wait for running jobs anyway
-    wakes nothing: its nodes would idle until it starts (Batsim schedulers with a timeout shutdown
-    wake hosts when they allocate a job to them)."""
-    room = free_on + sum(m.bit_count() for i, m in enumerate(s.masks) if i in s.reserved)
-    demand = 0
-    for job in s.queue:
-        if demand + job.res <= room:
-            demand += job.res
-    return demand
+def _keep_off(s: Any, available: int, timed_out: Callable[[int], bool]) -> int:
+    """Nodes to keep off, in id order while ``available`` free hosts remain for them: those off or
+    switching off, and idle ones whose ``timed_out`` holds."""
+    states = s.states()
+    keep = 0
+    for i, m in enumerate(s.masks):
+        size = m.bit_count()
+        if available < size:
+            break
+        st = states[i]
+        if st in (NodeState.OFF, NodeState.SWITCHING_OFF) or (i in s.idle_since and timed_out(i)):
+            keep += 1
+            available -= size
+    return keep
 
 
 class OffReservationOracle(Bound):
+    """The authors' off-reservation oracle (``OffReservationAgent``, max stretch 0.5, timeout 0):
+    it knows the real runtime of the running jobs, lets a job that could start now wait when the
+    next real releases let it start before its stretch (wait / walltime) reaches ``max_stretch``,
+    and otherwise keeps off every idle node, as T0 does."""
+
+    def __init__(self, max_stretch: float = 0.5):
+        self.max_stretch = max_stretch
+
     def bind(self, scheduler: Any) -> None:
         super().bind(scheduler)
-        self.arrivals: list[tuple[float, int]] = []
         self.runtimes: dict[str, float] = {}
         path = scheduler.options.get("workload") or getattr(scheduler, "workload_path", None)
         if path:
-            self._read(str(path), scheduler)
-        self.horizon = _break_even(scheduler)
+            self.runtimes = read_runtimes(str(path), float(scheduler.options.get("host_speed", 1e6)))
 
-    def _read(self, path: str, s: Any) -> None:
-        from ..power import profile_runtime
-        from ...workloads.document import read_workload_file
-        _, profiles, jobs = read_workload_file(path)
-        # (Batsim does not tell a scheduler host speeds: option host_speed, default Taurus' 1 Mflop/unit)
-        speed = float(s.options.get("host_speed", 1e6))
-        for job in jobs:
-            self.arrivals.append((float(job.get("subtime", 0)), int(job.get("res", 0))))
-            profile = profiles.get(job.get("profile"))
-            if isinstance(profile, dict):
-                runtime = profile_runtime(profile, speed)
-                if runtime is not None:
-                    self.runtimes[str(job["id"])] = runtime
+    def _next_releases(self) -> list[float]:
+        """Time until each held host is released, by the real runtime (walltime when unknown)."""
+        s, out = self.scheduler, []
+        for job_id, hosts in s.alloc_masks.items():
+            job = s.jobs[job_id]
+            real = self.runtimes.get(job_id.split("!", 1)[-1], job.walltime)
+            start = job.start_time if job.start_time is not None else s.now
+            out += [start + (real if real is not None else math.inf) - s.now] * hosts.bit_count()
+        return sorted(out)
 
     def act(self) -> int:
         s = self.scheduler
-        now, end = s.now, s.now + self.horizon
-        demand = _startable_hosts(s, _free_hosts_on(s))
-        for job in s.jobs.running.values():
-            real = self.runtimes.get(job.id.split("!", 1)[-1])
-            if real is None or (job.start_time or now) + real > now:
-                demand += job.res
-        demand += sum(res for t, res in self.arrivals if now < t <= end)
-        needed = math.ceil(min(len(s.platform), demand) / s.cores)
-        return max(0, s.nb_nodes - needed)
+        releases = self._next_releases()
 
+        def can_wait(job: Any) -> bool:
+            if not job.walltime or s.stretch(job) >= self.max_stretch or not releases:
+                return False
+            start = s.now + releases[:job.res][-1]
+            return (start - job.subtime) / job.walltime < self.max_stretch
 
-def _break_even(s: Any) -> float:
-    """Time a node must stay asleep for switching off and on to pay: from one host's powers."""
-    r = next(iter(s.platform))
-    pw, sleep = r.power, r.power.sleep[0]
-    idle = pw.pstates[pw.compute_pstates[0]].idle
-    asleep = pw.pstates[sleep.sleep].idle
-    off_w, on_w = pw.pstates[sleep.switch_off].idle, pw.pstates[sleep.switch_on].idle
-    off_t, on_t = s.options.get("switch_off_time", 3.0), s.options.get("switch_on_time", 1.0)
-    # idle * x = off_w * off_t + on_w * on_t + asleep * (x - off_t - on_t)
-    return max(off_t + on_t, (off_w * off_t + on_w * on_t - asleep * (off_t + on_t)) / max(idle - asleep, 1e-9))
+        return _keep_off(s, _free_after_demand(s, can_wait), lambda i: True)
 
 
 class FirstFit(Bound):
@@ -167,13 +159,16 @@ class Easy(Bound):
         head = queue[indices[0]]
         if head.res <= free:
             return indices[0] + 1
-        # the head's reservation: when enough hosts free up, by walltime; extra hosts then
+        # the head's reservation: when enough hosts free up, by walltime (a job still waiting for
+        # its hosts to switch on: from now); extra hosts then
         shadow, extra = math.inf, 0
         avail = free
-        for job in sorted(s.jobs.running.values(), key=lambda j: j.expected_end or math.inf):
-            avail += job.res
+        ends = [(j.expected_end or math.inf, j.res) for j in s.jobs.running.values()]
+        ends += [(s.now + (j.walltime or math.inf), j.res) for j, _, _ in s.pending.values()]
+        for end, hosts in sorted(ends):
+            avail += hosts
             if avail >= head.res:
-                shadow, extra = (job.expected_end or math.inf), avail - head.res
+                shadow, extra = end, avail - head.res
                 break
         for i in indices[1:]:
             job = queue[i]
@@ -218,7 +213,7 @@ class ElasticEdf(ElasticFcfs):
 
 BASELINES: dict[str, dict[str, Callable[[], Any]]] = {
     "shutdown": {"T0": lambda: Timeout(0), "T1": lambda: Timeout(1), "T5": lambda: Timeout(5),
-                 "OR*": OffReservationOracle},
+                 "T10": lambda: Timeout(10), "OR*": OffReservationOracle},
     "scheduling": {"FF": FirstFit, "EASY": Easy, "SAF": Saf},
     "elastic": {"FCFS": ElasticFcfs, "EDF": ElasticEdf},
 }

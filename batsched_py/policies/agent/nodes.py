@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from ...scheduler import HostState, Platform
+from ...scheduler import HostState, Platform, Scheduler
+from ...scheduler.view import procset_of_mask
 
 
 class NodeState(IntEnum):
@@ -46,3 +47,15 @@ def node_states(platform: Platform, masks: list[int]) -> list[NodeState]:
         else:
             out.append(NodeState.IDLE)
     return out
+
+
+def switch_idle_nodes_off(scheduler: Scheduler, masks: list[int]) -> None:
+    """Switch off every node whose hosts are all idle and free: the environments' days start with
+    every node off, which Batsim 4.2.1 cannot declare (a host cannot start in a sleep pstate)."""
+    idle = scheduler.platform.mask_in(HostState.IDLE) & scheduler.platform.free_mask
+    off = 0
+    for m in masks:
+        if m & idle == m:
+            off |= m
+    if off:
+        scheduler.switch_off(procset_of_mask(off))

@@ -1,18 +1,32 @@
 """DeepScheduling's decision: which queued job starts now, or let time pass.
 
-At every scheduling opportunity with jobs in the queue (a submission, a job end, or the call
-the agent asked for), time is frozen while the agent decides: action ``i`` in 1..``max_queue``
-starts the i-th queued job (submission order) now, on the lowest free hosts, preferring hosts
-that are on; action 0, or a job that does not fit, lets ``dt`` pass (a CALL_ME_LATER).  With an
-empty queue the simulation goes on to its next event.  Underneath, as in the paper, a timeout
-policy switches nodes of ``cores_per_node`` hosts off after ``timeout`` idle time units and wakes
-sleeping hosts a started job needs (the job starts once they are on).
+Decision points come every ``dt`` while a queued job could start, just after each multiple of
+``dt`` from ``day_start`` (:mod:`.clock`): a decision at minute t comes after every event of minute
+t, as the authors' environment steps its simulation ``t_action`` at a time.  At a decision point
+time is frozen while the agent decides: action ``i`` in 1..``max_queue`` starts the i-th queued job
+(submission order) now, and the agent decides again at the same instant while a queued job could
+start; action 0, or a job that does not fit, lets ``dt`` pass.  When no queued job the agent sees
+fits the free hosts (waiting is the only choice) the agent is not asked: the simulation goes on to
+its next event, and the decision point after it.  (The authors' environment asks every minute while
+jobs are queued; on busy days nine decisions in ten were such forced waits.)
+
+A job takes the lowest free hosts that are on (idle, computing, switching on), then asleep, then
+switching off (a job waits for no switch-off it can avoid).  A job whose hosts are not all idle
+waits for them (sleeping ones are switched on for it) and starts once they are.  Underneath, as in
+the paper, a timeout policy switches off a node of ``cores_per_node`` hosts idle (no job, nothing
+waiting for it) for ``timeout`` time units, at a decision point after the agent's decisions: a node
+whose job ends at minute t may take a job submitted at t before the timeout sees it idle.
+
+Hosts idle when the simulation begins are switched off at once (``start_asleep``): the days start
+with every node off, as the authors' platform declares, in a way Batsim 4.2.1 runs (it cannot start
+a host asleep); the environment shifts the day by ``day_start`` (the switch-off time).
 
 Observation (a dict of arrays in [0, 1]):
 - ``queue`` (max_queue x 3): hosts / platform hosts, walltime / ``day``, confidence (mean runtime /
   walltime of the user's last ``confidence_jobs`` finished jobs; 1 without history);
-- ``running`` (max_running x 3), the running jobs that end first by walltime: hosts, walltime left /
-  ``day``, confidence-estimated time left / ``day``;
+- ``running`` (max_running x 3), the started jobs that end first by walltime (a job waiting for its
+  hosts to switch on: as if it started now): hosts, walltime left / ``day``, confidence-estimated
+  time left / ``day``;
 - ``snapshots`` (history x 8), one per decision, oldest first: hosts reserved by started jobs,
   queue length / ``max_queue``, time of day / ``day``, hosts sleeping, switching on, switching
   off, idle, computing (each / platform hosts).
@@ -26,10 +40,13 @@ import numpy as np
 
 from ...scheduler import HostState, Job, register
 from ..base import QueuePolicy
-from ..options import PolicyOptionError, number_option
+from ..options import PolicyOptionError, flag_option, number_option
 from ..power import PowerMixin
+from ..selection import Selector, preferring
 from .base import ActionError, AgentMixin, action_int
+from .clock import Grid
 from .loading import load_policy, trained_agent
+from .nodes import switch_idle_nodes_off
 from .shutdown import _int_option
 
 _STATES = (HostState.SLEEPING, HostState.SWITCHING_ON, HostState.SWITCHING_OFF, HostState.IDLE,
@@ -46,15 +63,17 @@ class AgentQueue(QueuePolicy):
 
 class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
     description = "DeepScheduling decision points: which queued job starts now (timeout shutdown beneath)"
-    AGENT_OPTIONS = frozenset({"dt", "day", "max_queue", "max_running", "history", "confidence_jobs"})
+    AGENT_OPTIONS = frozenset({"dt", "day", "day_start", "start_asleep", "max_queue", "max_running", "history",
+                               "confidence_jobs"})
     # (PowerMixin's options but 'base': the queue beneath is this class's own, AgentQueue)
     OPTIONS = QueuePolicy.OPTIONS | (PowerMixin.POWER_OPTIONS - {"base"}) | AGENT_OPTIONS | {"policy"}
 
     @classmethod
     def option_defaults(cls) -> dict[str, Any]:
         return {**super().option_defaults(), "timeout": 5, "cores_per_node": 12, "dt": 1.0,
-                "day": 1440.0, "max_queue": 20, "max_running": 20, "history": 20, "confidence_jobs": 5,
-                "policy": None, **({"model": None, "deterministic": True} if "model" in cls.OPTIONS else {})}
+                "day": 1440.0, "day_start": 0.0, "start_asleep": True, "max_queue": 20, "max_running": 20,
+                "history": 20, "confidence_jobs": 5, "policy": None,
+                **({"model": None, "deterministic": True} if "model" in cls.OPTIONS else {})}
 
     def __init__(self, options: Optional[Mapping[str, Any]] = None):
         options = dict(options or {})
@@ -63,6 +82,12 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
         super().__init__(options)
         self.dt = number_option(self.options, "dt", 1.0, positive=True)
         self.day = number_option(self.options, "day", 1440.0, positive=True)
+        self.day_start = number_option(self.options, "day_start", 0.0)
+        self.start_asleep = flag_option(self.options, "start_asleep", True)
+        self.grid = Grid(self.day_start, self.dt)
+        self.point = -1     # the decision point (grid index) open now, or the last one closed
+        self.watch = -1     # decision points up to this one are asked for in advance (see _close)
+        self._switches, self._started = 0, False    # (whether this point decided something)
         self.max_queue = _int_option(self.options, "max_queue", 20)
         self.max_running = _int_option(self.options, "max_running", 20)
         self.history = _int_option(self.options, "history", 20)
@@ -77,6 +102,8 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
 
     def on_simulation_begins(self, event) -> None:
         super().on_simulation_begins(event)
+        if self.start_asleep:
+            switch_idle_nodes_off(self, self.node_masks)    # (not counted: the day starts with them off)
         if self.policy is not None and hasattr(self.policy, "bind"):
             self.policy.bind(self)
 
@@ -88,10 +115,49 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
 
     # --- decision points ----------------------------------------------------------------
     def decision_due(self) -> bool:
-        return bool(self.queue)
+        """At a decision point where a queued job could start.  Any other message (an event) asks for
+        the decision point after it; a decision point where none can only runs the timeout."""
+        k = self.grid.index(self.now)
+        if k is None or k <= self.point:
+            self._remind(self.now)
+            return False
+        self.point = k
+        if self.startable():
+            return True
+        self._close()
+        return False
 
     def decision_due_again(self) -> bool:
-        return self.started_last and bool(self.queue)
+        return self.started_last and self.startable()
+
+    def startable(self) -> bool:
+        """Whether a queued job the agent sees fits the free hosts: else waiting is the only choice,
+        and the agent is not asked (the next event may change that)."""
+        free = self.free_hosts().bit_count()
+        return any(job.res <= free for job in self.queue[:self.max_queue])
+
+    def _close(self) -> None:
+        """The decision point is over (time passes): the timeout, then the next decision point while a
+        queued job could start or the events of this point's decisions may come just before one (see
+        :mod:`.clock`: asked for by such an event, it would come late)."""
+        super()._power_down()
+        if self.switches != self._switches or self._started:
+            self._switches, self._started = self.switches, False
+            self.watch = self.point + self.grid.ahead
+        if self.startable() or self.point < self.watch:
+            self._remind(self.now)
+
+    def _power_down(self) -> None:
+        """(The timeout runs when a decision point closes, after the agent's decisions: _close.)"""
+
+    def _remind(self, at: float) -> None:
+        """A call at the first decision point after ``at`` (and after the one open now)."""
+        super()._remind(self.grid.at(max(self.point + 1, self.grid.after(at))))
+
+    def selector(self) -> Selector:
+        """Free hosts that are on first, then asleep, then switching off."""
+        awake = self.awake_mask()
+        return preferring(preferring(self.select, awake | self.platform.mask_in(HostState.SLEEPING)), awake)
 
     def policy_action(self) -> Any:
         """Run as a scheduler, a policy that waits while nothing runs, nothing waits for hosts and a
@@ -129,19 +195,11 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
             if hosts is not None:
                 self.start(job, hosts, index=i - 1)
                 self._flush()           # (hosts that are on: executed now, not at the next message)
-                self.started_last = True
-                return
-        if i > 0:
+                self.started_last = self._started = True
+        if i > 0 and not self.started_last:
             self.invalid_actions += 1
-        self._remind(self.now + self.dt)
-
-    def _remind(self, at: float) -> None:
-        # A call already due by ``at`` is the next decision point: one chain of decisions every dt
-        # (each event's message used to start its own chain, multiplying them by the events).
-        now = self.now
-        if not any(now < call <= at for call in self.calls):
-            self.calls.add(at)
-            self.call_me_later(at)
+        if not self.decision_due_again():
+            self._close()
 
     # --- what the agent sees ------------------------------------------------------------
     def confidence(self, job: Job) -> float:
@@ -154,7 +212,8 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
         n = float(len(self.platform))
         platform = self.platform
         reserved = (platform.all_mask & ~self.available_mask).bit_count()
-        return [reserved / n, min(1.0, len(self.queue) / self.max_queue), (self.now % self.day) / self.day,
+        return [reserved / n, min(1.0, len(self.queue) / self.max_queue),
+                ((self.now - self.day_start) % self.day) / self.day,
                 *(platform.mask_in(s).bit_count() / n for s in _STATES)]
 
     def _push_snapshot(self, row: list[float]) -> None:
@@ -168,10 +227,14 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
         for r, job in enumerate(self.queue[:self.max_queue]):
             queue[r] = (job.res / n, min(1.0, (job.walltime or self.day) / self.day), self.confidence(job))
         running = np.zeros((self.max_running, 3), np.float32)
-        ends = sorted(self.jobs.running.values(), key=lambda j: j.expected_end or float("inf"))
-        for r, job in enumerate(ends[:self.max_running]):
+        now = self.now
+        # (a job waiting for its hosts to switch on holds them too: as if it started now)
+        started = [(job.start_time if job.start_time is not None else now, job)
+                   for job in (*self.jobs.running.values(), *(job for job, _, _ in self.pending.values()))]
+        started.sort(key=lambda sj: sj[0] + sj[1].walltime if sj[1].walltime is not None else float("inf"))
+        for r, (start, job) in enumerate(started[:self.max_running]):
             wall = job.walltime or self.day
-            elapsed = self.now - (job.start_time or self.now)
+            elapsed = now - start
             left = max(0.0, wall - elapsed)
             estimated = max(0.0, self.confidence(job) * wall - elapsed)
             running[r] = (job.res / n, min(1.0, left / self.day), min(1.0, estimated / self.day))

@@ -1,23 +1,41 @@
 """DeepShutdown's decision (Casagrande et al., "Don't Hurry Be Green"): how many nodes to keep off.
 
-Every ``dt`` time units (a minute on Grid'5000 Taurus platforms, whose time unit is the minute) the
-agent says how many nodes, ``0..G``, are reserved and switched off; SAF-ordered EASY backfilling
-schedules the jobs on the other nodes.  Reserving more nodes takes the idle ones that have been
-idle longest (ties: highest ids, which EASY's lowest-first selection uses last); releasing takes
-back first the reserved nodes still on, then those switching off (switched on once off), then
-sleeping ones, lowest ids first.  Nodes that are asleep when the simulation begins start reserved.
-Between decision points nothing changes the reservation; a reserved node is switched off as soon
-as it is idle.  Run as a scheduler (a ``policy``), past ``day`` time units it no longer asks the
-policy: it releases every node and calls while work remains, then stops so that the simulation
-can end (an environment's episode ends at ``day``).
+The semantics follow the authors' environment (GridGym ``OffReservationEnv``, the one their
+DeepShutdown code trains on); docs/papers/deepshutdown.md lists where ours differs and why.
 
-Observation: the last ``history`` feature vectors (oldest first), each (all in [0, 1]): nodes per
-state (off, switching on, switching off, idle, computing) / G; nodes the agent keeps reserved / G
-(its last action: GridGym's ``reservation_size``; without it the present reservation, which an
-action replaces, is not observable); queue length / ``max_queue``; the
-promised start of the first queued job (EASY's reservation) after now / ``day``; for the first
-``queue_features`` queued jobs: hosts / platform hosts, walltime / ``day``, stretch (wait /
-walltime, capped at 1), jobs of the same user in the system / ``max_user_jobs``; time of day / ``day``.
+- Every ``dt`` the agent says how many nodes, ``0..G``, are **reserved**.  A reserved node takes no
+  job and is switched off as soon as it is idle.  The reservation is a cap, not an order to switch
+  on: a released node stays as it is (off, say) until a job is placed on it.
+- Reserving takes nodes that hold no job: first those already off, then those switching off, then
+  the idle ones, longest idle first.  Releasing gives back first nodes still on, then those off,
+  then those switching off (they need the longest to serve a job), lowest ids first.
+- Jobs are planned with EASY (:mod:`.easy_plan`: the oldest job first, the next ones smallest area
+  first) on the hosts of the nodes not reserved, at each decision point, after the agent's action
+  (as the authors' environment does; between two points jobs wait): a job placed on hosts that are
+  off or switching waits for them (they are switched on for it) and starts once they are all idle.
+  So no job ever holds a reserved node's host.
+- The priority job is not delayed by the reservation alone: when every unreserved node is free and
+  it needs more nodes than that, just enough reserved nodes are released (the authors' rule).
+- Decisions come after every event of their instant: Batsim may deliver the REQUESTED_CALL of
+  minute t before the job completions or submissions of minute t, in separate messages.  So the
+  first comes ``LAG`` after ``day_start`` and the next ones every ``dt (1 + DRIFT)``: the jobs
+  started at a decision point end (a whole number of minutes later) just before a later one, and a
+  node whose job ends at minute t is seen idle, and may take a job submitted at t, at minute t.
+- Hosts idle when the simulation begins are switched off at once (``start_asleep``): the days start
+  with every node off, as the authors' platform declares, in a way Batsim 4.2.1 runs (it cannot
+  start a host in a sleep pstate).  The environment shifts the day by ``day_start`` (the switch-off
+  time) so that every node is off when the day's first job can arrive.
+- Past ``day_start + day`` the policy is no longer asked: every node is released so that the
+  remaining jobs run and the simulation can end.
+
+Observation: the last ``history`` feature rows (oldest first), each in [0, 1]: nodes per state (off,
+switching on, switching off, idle, computing) / G; reserved nodes / G; queue length / ``max_queue``;
+the priority job's reserved start after now / ``day``; hosts of the queued jobs that could start now
+were no node reserved / hosts, and of those among them whose stretch (wait / walltime) reached
+``tau`` (what the reservation blocks, or what the next plan starts); each node's idle
+age / ``idle_scale`` (capped; 0 unless idle and free); for the ``queue_features`` jobs of the plan
+order: hosts / hosts, walltime / ``day``, stretch / ``tau`` (capped), jobs of the same user in the
+system / ``max_user_jobs``; time of day / ``day``.
 """
 from __future__ import annotations
 
@@ -26,54 +44,61 @@ from typing import Any, Mapping, Optional
 import numpy as np
 
 from ...scheduler import HostState, register
-from ...scheduler.view import procset_of_mask
-from ..backfilling import SAF
+from ...scheduler.view import lowest_bits, procset_of_mask
+from ..base import QueuePolicy
 from ..options import PolicyOptionError, number_option
-from ..power import require_sleep_states, shift_reservation
-from ..profile import seconds
+from ..power import require_sleep_states
 from .base import AgentMixin, action_int
+from .clock import DRIFT, EPS, LAG
+from .easy_plan import easy_plan, plan_order
 from .loading import load_policy, trained_agent
-from .nodes import NodeState, node_masks, node_states
-
-EPS = 1e-6     # Batsim's clock drifts off round values by much less than this
+from .nodes import NodeState, node_masks, node_states, switch_idle_nodes_off
 
 
-class ShutdownScheduler(AgentMixin, SAF):
-    description = "DeepShutdown decision points: every dt, how many nodes to keep off (SAF-ordered EASY beneath)"
-    AGENT_OPTIONS = frozenset({"dt", "day", "cores_per_node", "history", "queue_features", "max_queue",
-                               "max_user_jobs", "workload", "host_speed"})   # (the last two: OR*)
-    OPTIONS = SAF.OPTIONS | AGENT_OPTIONS | {"policy"}
+def feature_count(nb_nodes: int, queue_features: int) -> int:
+    """The width of one observation row (the environment's space reads it here)."""
+    return 5 + 1 + 1 + 1 + 2 + nb_nodes + 4 * queue_features + 1
+
+
+class ShutdownScheduler(AgentMixin, QueuePolicy):
+    description = "DeepShutdown decision points: every dt, how many nodes to keep off (EASY beneath)"
+    AGENT_OPTIONS = frozenset({"dt", "day", "day_start", "start_asleep", "cores_per_node", "history",
+                               "queue_features", "max_queue", "max_user_jobs", "tau", "idle_scale",
+                               "workload", "host_speed"})   # (the last two: OR*'s real runtimes)
+    OPTIONS = AGENT_OPTIONS | {"policy"}
 
     @classmethod
     def option_defaults(cls) -> dict[str, Any]:
-        return {**super().option_defaults(), "dt": 1.0, "day": 1440.0, "cores_per_node": 12, "history": 20,
-                "queue_features": 10, "max_queue": 100.0, "max_user_jobs": 10.0, "workload": None,
-                "host_speed": 1e6, "policy": None,
+        return {"dt": 1.0, "day": 1440.0, "day_start": 0.0, "start_asleep": True, "cores_per_node": 12,
+                "history": 20, "queue_features": 10, "max_queue": 100.0, "max_user_jobs": 10.0, "tau": 0.5,
+                "idle_scale": 10.0, "workload": None, "host_speed": 1e6, "policy": None,
                 **({"model": None, "deterministic": True} if "model" in cls.OPTIONS else {})}
 
     def __init__(self, options: Optional[Mapping[str, Any]] = None):
         options = dict(options or {})
-        agent = {k: options.pop(k) for k in list(options) if k in self.AGENT_OPTIONS or k == "policy"}
+        agent = {k: options.pop(k) for k in list(options) if k in self.OPTIONS}
         super().__init__(options)
         self.options.update(agent)
         self.dt = number_option(agent, "dt", 1.0, positive=True)
         self.day = number_option(agent, "day", 1440.0, positive=True)
+        self.day_start = number_option(agent, "day_start", 0.0)
+        self.tau = number_option(agent, "tau", 0.5, positive=True)
+        self.idle_scale = number_option(agent, "idle_scale", 10.0, positive=True)
+        self.start_asleep = agent.get("start_asleep", True)
+        if not isinstance(self.start_asleep, bool):
+            raise PolicyOptionError(f"option start_asleep: {self.start_asleep!r} is not true or false")
         self.cores = _int_option(agent, "cores_per_node", 12)
         self.history = _int_option(agent, "history", 20)
         self.k = _int_option(agent, "queue_features", 10)
         self.max_queue = number_option(agent, "max_queue", 100.0, positive=True)
         self.max_user_jobs = number_option(agent, "max_user_jobs", 10.0, positive=True)
-        self.next_decision = 0.0
+        self.next_decision = self.day_start + LAG * self.dt
         self.reserved: set[int] = set()         # nodes the agent keeps off
-        self.idle_since: dict[int, float] = {}
-        self.switches = 0                       # node switch requests, off and on
-        self.pending: dict[str, tuple] = {}       # job id -> (job, hosts, mapping): waiting for hosts
-        self.placeholders: set[int] = set()       # reserved nodes taken in EASY's profile
-        self.nb_features = 5 + 1 + 1 + 1 + 4 * self.k + 1
-        # the observation window: earlier decisions' feature rows, the newest last; its last row is
-        # rewritten with the present features when the agent is asked
-        self.window = np.zeros((self.history, self.nb_features), np.float32)
-        self._seen: Optional[np.ndarray] = None     # the features the agent was shown at this point
+        self.idle_since: dict[int, float] = {}  # free, unreserved, idle node -> since when
+        self.switches = 0                       # node switches, off and on
+        self.pending: dict[str, tuple[Any, int]] = {}   # job id -> (job, hosts): waiting for its hosts
+        self.shadow: Optional[float] = None     # the priority job's reserved start (None: nothing waits)
+        self._seen: Optional[np.ndarray] = None   # the features the agent was shown at this point
 
     # --- the platform ---------------------------------------------------------------------
     def on_simulation_begins(self, event) -> None:
@@ -81,89 +106,121 @@ class ShutdownScheduler(AgentMixin, SAF):
         require_sleep_states(self)
         self.masks = node_masks(len(self.platform), self.cores)
         self.nb_nodes = len(self.masks)
-        self.reserved = {i for i, s in enumerate(node_states(self.platform, self.masks)) if s is NodeState.OFF}
-        self._reserve_in_profile()
+        self.nb_features = feature_count(self.nb_nodes, self.k)
+        # the observation window: earlier decisions' feature rows, the newest last
+        self.window = np.zeros((self.history, self.nb_features), np.float32)
+        if self.start_asleep:
+            switch_idle_nodes_off(self, self.masks)    # (not counted: the day starts with them off)
         if self.policy is not None and hasattr(self.policy, "bind"):
             self.policy.bind(self)
+        self.call_me_later(self.next_decision)
 
     def states(self) -> list[NodeState]:
         return node_states(self.platform, self.masks)
 
-    # --- scheduling: the base policy on the present nodes, the agent at decision points --------
-    def schedule(self) -> None:
-        self._reconcile()
-        super().schedule()
+    @property
+    def held_mask(self) -> int:
+        """Hosts that started or waiting jobs hold."""
+        return self.platform.all_mask & ~self.available_mask
+
+    def free_mask_of(self, nodes: "set[int] | None" = None) -> int:
+        """Hosts no job holds (any power state, available), of ``nodes`` (default: all nodes)."""
+        free = self.available_mask & ~self.platform.unavailable_mask
+        if nodes is None:
+            return free
+        m = 0
+        for i in nodes:
+            m |= self.masks[i]
+        return free & m
+
+    def unreserved(self) -> set[int]:
+        return set(range(self.nb_nodes)) - self.reserved
+
+    # --- scheduling: EASY on the unreserved nodes at every message, the agent at decision points ---
+    def decide(self) -> None:
+        """At every message: queue the new jobs, start waiting jobs whose hosts are ready, switch
+        hosts for them; planning waits for the decision point, after every event of the instant."""
+        for job in self.released:
+            self.admit(job)
         self._flush()
+        self._reconcile()
+
+    def _plan(self) -> None:
+        self._spare_priority_job()
+        jobs = plan_order(self.queue, max(self.k, 1))
+        started, self.shadow = easy_plan(jobs, self.free_mask_of(self.unreserved()), self._releases(),
+                                         self.now, self._choose)
+        for job, hosts in started:
+            self.start(job, hosts)
+        self._flush()
+        self._reconcile()
+
+    def _releases(self) -> list[tuple[float, int]]:
+        """(time, hosts) each job holding hosts of unreserved nodes releases them, by walltime
+        (a waiting job: from now)."""
+        now, out = self.now, []
+        for job_id, hosts in self.alloc_masks.items():
+            job = self.jobs[job_id]
+            start = job.start_time if job.start_time is not None else now
+            out.append((start + (job.walltime if job.walltime is not None else float("inf")), hosts.bit_count()))
+        return out
+
+    def _spare_priority_job(self) -> None:
+        """The authors' rule: when every host of the unreserved nodes is free and the priority job
+        still needs more nodes than are unreserved, release that many reserved nodes.  (A priority
+        job that waits for running jobs on the unreserved nodes waits, reservation or not: that
+        is how the oracle keeps nodes off while a job can wait for a release.)"""
+        if not self.queue or not self.reserved:
+            return
+        unreserved = self.unreserved()
+        hosts = 0
+        for i in unreserved:
+            hosts |= self.masks[i]
+        if hosts & ~self.free_mask_of(unreserved):
+            return
+        missing = -(-self.queue[0].res // self.cores) - len(unreserved)
+        if missing <= 0:
+            return
+        states = self.states()
+        for i in sorted(self.reserved, key=lambda i: (_RELEASE_RANK[states[i]], i))[:missing]:
+            self.reserved.discard(i)
+
+    def _choose(self, free: int, n: int) -> int:
+        """``n`` hosts of ``free``: idle ones first, then switching on, switching off, asleep; lowest
+        ids first (the authors' order)."""
+        platform = self.platform
+        idle = free & platform.mask_in(HostState.IDLE)
+        ranks = (idle, free & platform.mask_in(HostState.SWITCHING_ON),
+                 free & platform.mask_in(HostState.SWITCHING_OFF), free & platform.mask_in(HostState.SLEEPING))
+        out = 0
+        for hosts in ranks:
+            take = lowest_bits(hosts, n - out.bit_count())
+            out |= take
+            if out.bit_count() >= n:
+                break
+        return out
 
     def launch(self, job, hosts: int, mapping=None) -> None:
-        """EASY may start a job on released nodes still switching on: it starts once they are idle."""
-        self.pending[job.id] = (job, hosts, mapping, self.decision_time)
-        self._flush()
+        """A job placed on hosts not all idle starts once they are (they are switched on for it)."""
+        self.pending[job.id] = (job, hosts)
 
     def _flush(self) -> None:
-        for job_id, (job, hosts, mapping, launched) in list(self.pending.items()):
-            if not hosts & ~self.platform.free_mask:
+        free = self.platform.free_mask
+        for job_id, (job, hosts) in list(self.pending.items()):
+            if not hosts & ~free:
                 del self.pending[job_id]
-                self._execute(job, procset_of_mask(hosts), hosts, mapping)
-                if launched < self.decision_time:
-                    shift_reservation(self, job, hosts)
-
-    def _reserve_in_profile(self) -> None:
-        """Reserved nodes are taken in EASY's profile by one placeholder job each, for far longer
-        than a day, from when their hosts are free: EASY plans the queue on the other nodes."""
-        profile = self.profile
-        for i in self.placeholders:
-            profile.remove(f"reserved node {i}")
-        self.placeholders = set(self.reserved)
-        for i in self.placeholders:
-            profile.insert(f"reserved node {i}", self.masks[i].bit_count(), 1000.0 * self.day,
-                           _exactly(self.masks[i]))
-        self.replan = True
-
-    def decision_due(self) -> bool:
-        return self.now >= self.next_decision - EPS
-
-    def policy_action(self) -> Any:
-        """Past the day (the episodes' end), the agent is not asked: every node is released so that
-        the remaining jobs run and the simulation can end."""
-        return 0 if self.now >= self.day - EPS else super().policy_action()
-
-    def apply(self, action: Any) -> None:
-        k = action_int(action, self.nb_nodes)
-        seen = self._seen if self._seen is not None else self.features()
-        self._seen = None
-        self.window[:-1] = self.window[1:]        # (what the agent saw joins the window)
-        self.window[-1] = seen
-        reserved_before = set(self.reserved)
-        states = self.states()
-        if k > len(self.reserved):
-            # (idle hosts that a launch waiting for its other hosts holds are not idle for the agent)
-            idle = [i for i, s in enumerate(states) if s is NodeState.IDLE and i not in self.reserved
-                    and self.masks[i] & self.available_mask == self.masks[i]]
-            idle.sort(key=lambda i: (self.idle_since.get(i, self.now), -i))
-            self.reserved.update(idle[:k - len(self.reserved)])
-        elif k < len(self.reserved):
-            rank = {NodeState.IDLE: 0, NodeState.COMPUTING: 0, NodeState.SWITCHING_ON: 0,
-                    NodeState.SWITCHING_OFF: 1, NodeState.OFF: 2}
-            release = sorted(self.reserved, key=lambda i: (rank[states[i]], i))[:len(self.reserved) - k]
-            self.reserved.difference_update(release)
-        self._reconcile()
-        if self.reserved != reserved_before:
-            self._reserve_in_profile()      # (and the base reconsiders its whole queue now)
-            super(AgentMixin, self).schedule()
-            self._flush()
-        if self.now < self.day - EPS or self._work_left():
-            self.next_decision = self.now + self.dt
-            self.call_me_later(self.next_decision)
-
-    def _work_left(self) -> bool:
-        return not self.no_more_static_jobs or bool(self.queue) or bool(self.jobs.running) or bool(self.pending)
+                self._execute(job, procset_of_mask(hosts), hosts, None)
+                free = self.platform.free_mask
 
     def _reconcile(self) -> None:
-        """Switch reserved idle nodes off and released sleeping ones on; idle times; present hosts."""
+        """Switch reserved idle nodes off and the sleeping hosts of waiting jobs on; idle ages."""
         platform = self.platform
         idle = platform.mask_in(HostState.IDLE) & platform.free_mask & self.available_mask
-        sleeping = platform.mask_in(HostState.SLEEPING)
+        settled = ~platform.mask_in(HostState.SWITCHING_ON, HostState.SWITCHING_OFF)
+        sleeping = platform.mask_in(HostState.SLEEPING) & settled
+        wanted = 0
+        for _, hosts in self.pending.values():
+            wanted |= hosts
         off = on = 0
         now = self.now
         for i, m in enumerate(self.masks):
@@ -171,8 +228,8 @@ class ShutdownScheduler(AgentMixin, SAF):
                 if m & idle == m:
                     off |= m
                     self.switches += 1
-            elif m & sleeping == m:
-                on |= m
+            elif m & wanted & sleeping:
+                on |= m & wanted & sleeping
                 self.switches += 1
             if m & idle == m and i not in self.reserved:
                 self.idle_since.setdefault(i, now)
@@ -183,34 +240,95 @@ class ShutdownScheduler(AgentMixin, SAF):
         if on:
             self.switch_on(procset_of_mask(on))
 
+    # --- the agent ------------------------------------------------------------------------
+    def decision_due(self) -> bool:
+        return self.now >= self.next_decision - EPS
+
+    @property
+    def day_end(self) -> float:
+        return self.day_start + self.day
+
+    def policy_action(self) -> Any:
+        """Past the day (the episodes' end), the agent is not asked: every node is released so that
+        the remaining jobs run and the simulation can end."""
+        return 0 if self.now >= self.day_end else super().policy_action()
+
+    def apply(self, action: Any) -> None:
+        k = action_int(action, self.nb_nodes)
+        seen = self._seen if self._seen is not None else self.features()
+        self._seen = None
+        self.window[:-1] = self.window[1:]        # (what the agent saw joins the window)
+        self.window[-1] = seen
+        self.reserve(k)
+        self._plan()
+        if self.now < self.day_end or self._work_left():
+            period = self.dt * (1 + DRIFT)
+            self.next_decision += period
+            while self.next_decision <= self.now + EPS:     # (a decision came late: keep the grid)
+                self.next_decision += period
+            self.call_me_later(self.next_decision)
+
+    def reserve(self, k: int) -> None:
+        """Make the reservation ``k`` nodes (see the module's docstring for which)."""
+        states = self.states()
+        if k > len(self.reserved):
+            held = self.held_mask
+            candidates = [i for i in range(self.nb_nodes) if i not in self.reserved and not self.masks[i] & held]
+            candidates.sort(key=lambda i: (_RESERVE_RANK[states[i]], self.idle_since.get(i, self.now), -i))
+            self.reserved.update(candidates[:k - len(self.reserved)])
+        elif k < len(self.reserved):
+            release = sorted(self.reserved, key=lambda i: (_RELEASE_RANK[states[i]], i))[:len(self.reserved) - k]
+            self.reserved.difference_update(release)
+
+    def _work_left(self) -> bool:
+        return not self.no_more_static_jobs or bool(self.queue) or bool(self.jobs.running) or bool(self.pending)
+
+    def startable(self) -> list[Any]:
+        """The queued jobs that would start now were no node reserved (EASY over every free host)."""
+        if not self.queue:
+            return []
+        started, _ = easy_plan(plan_order(self.queue, max(self.k, 1)), self.free_mask_of(), self._releases(),
+                               self.now)
+        return [job for job, _ in started]
+
+    def blocked(self) -> list[Any]:
+        """The queued jobs the reservation blocks: those that would start now were no node reserved
+        (none while nothing is reserved, as the authors count them)."""
+        return self.startable() if self.reserved else []
+
+    def stretch(self, job: Any) -> float:
+        """Wait so far / walltime (no walltime: as late as can be)."""
+        return (self.now - job.subtime) / job.walltime if job.walltime else float("inf")
+
     # --- what the agent sees ------------------------------------------------------------
     def features(self) -> np.ndarray:
-        g = float(self.nb_nodes)
+        g, n = float(self.nb_nodes), float(len(self.platform))
         counts = [0, 0, 0, 0, 0]
         for state in self.states():
             counts[state] += 1
-        queue = self.queue
+        queue, now = self.queue, self.now
         promised = 0.0
-        if queue:
-            begin = self.profile.placed.get(queue[0].id)
-            promised = 1.0 if begin is None else min(1.0, max(0.0, (seconds(begin) - self.now) / self.day))
-        # (one list of Python floats, made float32 once: the same values as float64 arrays cast)
+        if self.shadow is not None:
+            promised = min(1.0, max(0.0, (self.shadow - now) / self.day))
+        startable = self.startable()
         row = [c / g for c in counts]
-        row += (len(self.reserved) / g, min(1.0, len(queue) / self.max_queue), promised)
-        if queue:
+        row += (len(self.reserved) / g, min(1.0, len(queue) / self.max_queue), promised,
+                sum(j.res for j in startable) / n,
+                sum(j.res for j in startable if self.stretch(j) >= self.tau) / n)
+        row += [min(1.0, (now - self.idle_since[i]) / self.idle_scale) if i in self.idle_since else 0.0
+                for i in range(self.nb_nodes)]
+        jobs = plan_order(queue, self.k)
+        if jobs:
             users: dict[Any, int] = {}
             for job in (*queue, *self.jobs.running.values()):
                 u = job.extra.get("user")
                 users[u] = users.get(u, 0) + 1
-            n = len(self.platform)
-            for job in queue[:self.k]:
+            for job in jobs:
                 wall = job.walltime or 0.0
-                wait = self.now - job.subtime
-                row += (job.res / n, min(1.0, wall / self.day),
-                        min(1.0, wait / wall) if wall > 0 else 1.0,
+                row += (job.res / n, min(1.0, wall / self.day), min(1.0, self.stretch(job) / self.tau),
                         min(1.0, users.get(job.extra.get("user"), 0) / self.max_user_jobs))
         row += [0.0] * (self.nb_features - 1 - len(row))
-        row.append((self.now % self.day) / self.day)
+        row.append(((now - self.day_start) % self.day) / self.day)
         return np.array(row, np.float32)
 
     def observe(self) -> np.ndarray:
@@ -222,21 +340,20 @@ class ShutdownScheduler(AgentMixin, SAF):
         return obs
 
 
+_RESERVE_RANK = {NodeState.OFF: 0, NodeState.SWITCHING_OFF: 1, NodeState.IDLE: 2, NodeState.SWITCHING_ON: 3,
+                 NodeState.COMPUTING: 4}
+_RELEASE_RANK = {NodeState.IDLE: 0, NodeState.COMPUTING: 0, NodeState.SWITCHING_ON: 0, NodeState.OFF: 1,
+                 NodeState.SWITCHING_OFF: 2}
+
+
 @register("shutdown-agent")
 class ShutdownAgent(ShutdownScheduler):
     description = ("a DeepShutdown policy as a scheduler: option 'policy' = a saved agent (.zip), a baseline "
-                   "(T0, T1, T5, OR*) or 'module:callable' (obs -> nodes to keep off)")
+                   "(T0, T1, T5, T10, OR*) or 'module:callable' (obs -> nodes to keep off)")
 
     def __init__(self, options: Optional[Mapping[str, Any]] = None):
         super().__init__(options)
         self.policy = load_policy(self.options.get("policy"), "shutdown")
-
-
-def _exactly(hosts: int):
-    """A selector that takes exactly ``hosts``, or nothing."""
-    def select(avail: int, n: int) -> Optional[int]:
-        return hosts if avail & hosts == hosts else None
-    return select
 
 
 def _int_option(options: Mapping[str, Any], name: str, default: int) -> int:

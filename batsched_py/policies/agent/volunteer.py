@@ -32,14 +32,32 @@ of the week at level ``cluster-week``), the longest earlier evicted run of the j
 Outcomes: each run ends completed or evicted (login, reboot, owner kill); ``outcomes`` collects
 ``(state, action, completed, efficiency)`` for the learner, where efficiency is the least active
 power of the pool over the PC's (1 for the most frugal PC).
+
+Owners' logins and switches (option ``events``): Batsim 4.2.1 lets the end of a switch (on or off)
+overwrite a login that came during it (the PC is idle or asleep again, no longer unavailable), and
+then aborts at the owner's logout (``The making of machine N available was requested but this
+machine was not in UNAVAILABLE state``).  A real RJMS would not need this, but on Batsim the
+scheduler must never start a switch that an owner's login or logout would fall into.  Given
+``events``, the path of the same ``--events`` file Batsim reads (as the OR* oracle reads the
+workload for real runtimes), the pool never switches off an idle PC, nor wakes a sleeping one (it is
+then no taker: no action places a job there), when one of its owner's events falls within the
+switch's duration (``switch_off_time``, ``switch_on_time``: the pool generator's 10 s and 30 s by
+default), a second's margin included; the switch waits for a later call (after the owner's event,
+the idle timer starts again).  Unavailability itself still comes from Batsim's events.  Without
+``events`` the pool switches regardless, and Batsim may abort (docs/fidelity.md).  The environment
+(``VolunteerPool-v0``) passes its events file and its platform's switch times.
 """
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any, Mapping, NamedTuple, Optional
 
 import numpy as np
 
+from ...emulator.errors import EmulatorError
+from ...emulator.events_file import MACHINE_EVENTS, load_events
+from ...platforms.volunteer import OFF_TIME, ON_TIME
 from ...scheduler import HostState, Job, Scheduler, register
 from ...scheduler.view import bits_of
 from ..options import PolicyOptionError, choice_option, number_option, refuse_unknown
@@ -51,6 +69,8 @@ REBOOT_HOUR = 3
 MAX_EVICTED_HOURS = 24
 #: Batsim writes times with 6 decimals: a time asked for arrives up to this much before it
 SLACK = 1e-3
+#: a switch is not started when an owner's event falls within its duration plus this (s)
+SWITCH_MARGIN = 1.0
 
 
 class Outcome(NamedTuple):
@@ -75,7 +95,7 @@ class VolunteerPool(Scheduler):
 
     batsim_flags = ("--enable-dynamic-jobs", "--acknowledge-dynamic-jobs", "--enable-profile-reuse")
     OPTIONS = frozenset({"level", "cycle", "patience", "idle_open", "idle_closed", "policy", "seed", "epsilon", "sigma",
-                         "history", "explorations"})
+                         "history", "explorations", "events", "switch_off_time", "switch_on_time"})
 
     def __init__(self, options: Optional[Mapping[str, Any]] = None):
         super().__init__(options)
@@ -86,6 +106,16 @@ class VolunteerPool(Scheduler):
         self.idle_open = number_option(o, "idle_open", 3600.0, positive=True)
         self.idle_closed = number_option(o, "idle_closed", 900.0, positive=True)
         self.patience = number_option(o, "patience", 7 * DAY, positive=True)
+        self.switch_off_time = number_option(o, "switch_off_time", OFF_TIME, positive=True)
+        self.switch_on_time = number_option(o, "switch_on_time", ON_TIME, positive=True)
+        events = o.get("events")
+        if events is not None and not (isinstance(events, (str, Path)) and Path(events).is_file()):
+            raise PolicyOptionError(f"option events: {str(events)!r} is not a file (the --events file of the "
+                                    "pool's logins)")
+        self.events_path = None if events is None else str(events)
+        # owners' machine events (time, host), by time: filled at the simulation's start
+        self.owner_times = np.zeros(0)
+        self.owner_hosts = np.zeros(0, np.int64)
         seed = o.get("seed", 0)
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise PolicyOptionError(f"option seed: {seed!r} is not an integer")
@@ -132,9 +162,30 @@ class VolunteerPool(Scheduler):
         self.cluster_masks = [sum(1 << int(h) for h in np.flatnonzero(self.cluster_of == c)) for c in range(self.nb_clusters)]
         self.least_w = float(self.active_w.min())
         self.idle_since = {h: 0.0 for h in range(len(hosts))}
+        if self.events_path is not None:
+            self.read_owner_events(self.events_path, len(hosts))
         policy = getattr(self, "policy", None)
         if policy is not None and hasattr(policy, "bind"):
             policy.bind(self)
+
+    def read_owner_events(self, path: str, nb_hosts: int) -> None:
+        try:
+            events = load_events(path, nb_hosts=nb_hosts)
+        except EmulatorError as exc:
+            raise PolicyOptionError(f"option events: {exc}") from None
+        pairs = sorted((e.timestamp, h) for e in events if e.type in MACHINE_EVENTS and e.resources is not None
+                       for h in e.resources)
+        self.owner_times = np.array([t for t, _ in pairs], float)
+        self.owner_hosts = np.array([h for _, h in pairs], np.int64)
+
+    def owners_acting(self, duration: float) -> int:
+        """PCs whose owner logs in or out within a switch of ``duration`` started now (a bitmask)."""
+        lo, hi = np.searchsorted(self.owner_times, [self.now - SLACK, self.now + duration + SWITCH_MARGIN],
+                                 side="left")
+        mask = 0
+        for h in set(self.owner_hosts[lo:hi].tolist()):
+            mask |= 1 << h
+        return mask
 
     @property
     def n_actions(self) -> int:
@@ -148,10 +199,12 @@ class VolunteerPool(Scheduler):
                 for opens, closes, weekends in self.openings]
 
     def takers(self) -> int:
-        """PCs that can take a job now: idle or asleep, nobody logged in, none waking for a job."""
+        """PCs that can take a job now: idle, or asleep with no owner's event during its wake-up; nobody
+        logged in, none waking for a job."""
         pf = self.platform
         pending = sum(1 << h for h in self.pending)
-        return (pf.free_mask | (pf.mask_in(HostState.SLEEPING) & ~pf.unavailable_mask)) & ~pending
+        asleep = pf.mask_in(HostState.SLEEPING) & ~pf.unavailable_mask & ~self.owners_acting(self.switch_on_time)
+        return (pf.free_mask | asleep) & ~pending
 
     # --- jobs -------------------------------------------------------------------------------
     def on_job_submitted(self, job: Job) -> None:
@@ -206,13 +259,17 @@ class VolunteerPool(Scheduler):
         self.evictions += 1
         self.reboot_evictions += reboot
 
+    def requeue_pending(self, h: int) -> None:
+        """The job PC ``h`` was to wake for goes back to the queue's head."""
+        job = self.pending.pop(h, None)
+        if job is not None:
+            self._outcome(job.id, False, h)
+            self.queue.insert(0, job)
+            self.turn[job.id] = self.now
+
     def on_machine_unavailable(self, hosts) -> None:
         for h in hosts:
-            job = self.pending.pop(h, None)
-            if job is not None:            # the PC was waking for it: back to the queue's head
-                self._outcome(job.id, False, h)
-                self.queue.insert(0, job)
-                self.turn[job.id] = self.now
+            self.requeue_pending(h)
             for job_id in list(self.platform[h].jobs):
                 job = self.jobs[job_id]
                 if not job.kill_requested:
@@ -226,7 +283,10 @@ class VolunteerPool(Scheduler):
         for h in hosts:
             self.idle_since[h] = self.now
             if h in self.pending and pstate == 1:       # it fell asleep before our wake-up: wake it again
-                self.switch_on(h)
+                if self.owners_acting(self.switch_on_time) >> h & 1:
+                    self.requeue_pending(h)
+                else:
+                    self.switch_on(h)
 
     def start_woken(self) -> None:
         """Start the jobs of the PCs that woke for them (in schedule(): a login in the same message
@@ -272,7 +332,7 @@ class VolunteerPool(Scheduler):
 
     def power(self) -> None:
         pf = self.platform
-        idle = pf.free_mask & ~sum(1 << h for h in self.pending)
+        idle = pf.free_mask & ~sum(1 << h for h in self.pending) & ~self.owners_acting(self.switch_off_time)
         limit, opening = self.idle_limits(), self.opening_of
         due = [h for h in bits_of(idle) if self.now + SLACK - self.idle_since[h] >= limit[opening[h]]]
         if due:
