@@ -8,6 +8,12 @@ from typing import Iterator
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
+class _Deferring:
+    """signals_deferred's state: blocks open, and the signal received meanwhile (raised when they close)."""
+    depth = 0
+    pending = ""
+
+
 class Interrupted(KeyboardInterrupt):
     """Raised in the main thread by SIGINT or SIGTERM; ``signal`` is the signal's name."""
 
@@ -39,6 +45,9 @@ def signals_interrupt() -> Iterator[None]:
 
     def handler(signum, frame):
         received.append(signal.Signals(signum).name)
+        if _Deferring.depth:
+            _Deferring.pending = _Deferring.pending or received[-1]
+            return
         raise Interrupted(received[-1])
     previous = {s: signal.signal(s, handler) for s in SIGNALS}
     try:
@@ -50,3 +59,18 @@ def signals_interrupt() -> Iterator[None]:
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
+
+
+@contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Within the block, a SIGINT or SIGTERM that :func:`signals_interrupt` turns into
+    :class:`Interrupted` waits until the block ends: a file being written (a checkpoint, whose
+    writer turns an exception raised inside it into its own RuntimeError) is finished first."""
+    _Deferring.depth += 1
+    try:
+        yield
+    finally:
+        _Deferring.depth -= 1
+        if not _Deferring.depth and _Deferring.pending:
+            name, _Deferring.pending = _Deferring.pending, ""
+            raise Interrupted(name)

@@ -9,6 +9,8 @@ import pytest
 
 from helpers import (GOLDEN, free_tcp_endpoint as _free_endpoint, golden_cases, read_transcript,  # noqa: F401
                      transcript_path)
+from helpers.batsim import real_batsim as real_batsim_command
+from helpers.rl import emulate_command
 
 
 @pytest.fixture
@@ -30,3 +32,21 @@ def clean_registry(monkeypatch):
     from batsched_py.scheduler import registry
     monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
     return registry
+
+
+@pytest.fixture(scope="session")
+def real_batsim() -> str:
+    """``$BATSCHED_PY_BATSIM`` when it is a real Batsim binary; the test skips otherwise, as in CI."""
+    command = real_batsim_command()
+    if command is None:
+        pytest.skip("no real Batsim: set BATSCHED_PY_BATSIM to a batsim executable")
+    return command
+
+
+@pytest.fixture(params=["emulate", "real"])
+def batsim_process(request, monkeypatch) -> str:
+    """``$BATSCHED_PY_BATSIM`` for a backend="batsim" test, run twice: ``batsched-py emulate`` (the
+    backend's code path against our emulator), then a real Batsim 4.2.1 (skipped without one)."""
+    command = emulate_command() if request.param == "emulate" else request.getfixturevalue("real_batsim")
+    monkeypatch.setenv("BATSCHED_PY_BATSIM", command)
+    return command

@@ -109,7 +109,15 @@ class RayVecEnv(VecEnv):
     def step_wait(self):
         assert self._pending is not None, "step_wait() without step_async()"
         pending, self._pending = self._pending, None     # answered, even by an error: nothing left to wait for
-        results = ray.get(pending)
+        try:
+            results = ray.get(pending)
+        except ray.exceptions.RayError:
+            for ref in pending:       # (every answer taken: an error left unread is logged with its traceback)
+                try:
+                    ray.get(ref)
+                except ray.exceptions.RayError:
+                    pass
+            raise
         observations, rewards, dones, infos, self.reset_infos = zip(*results)
         return _stack_obs(list(observations), self.observation_space), np.stack(rewards), np.stack(dones), infos
 

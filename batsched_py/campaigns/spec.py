@@ -18,7 +18,7 @@ scheduler = "easy"
 
 [policies.oracle]
 scheduler = "oracle"
-options = { base = "easy", workload = "{workload}" }   # {workload}: the run's workload file
+options = { base = "easy", host_speed = 1e6, workload = "{workload}" }   # {workload}: the run's workload file
 ```
 """
 from __future__ import annotations
@@ -158,6 +158,7 @@ def load_campaign(path: Path, check_policies: bool = True) -> Campaign:
         raise CampaignError(f"{where}: run {key} appears twice (a repeated seed, or two workloads named alike)")
     if check_policies:
         _check_policies(runs, where)
+        _check_workloads(runs, where, mmax, energy)
     return Campaign(path, output, runs)
 
 
@@ -205,6 +206,8 @@ def _expand(base: Path, entries, where: str) -> list[Path]:
         if not found:
             raise CampaignError(f"{where}: {entry} matches no workload file")
         out += [p for p in found if p not in out]
+    if not out:          # (an empty list: a campaign of no runs, which would say '0 runs to do' and succeed)
+        raise CampaignError(f"{where}: an empty list of workloads")
     return out
 
 
@@ -249,3 +252,27 @@ def _check_policies(runs: list[CampaignRun], where: str) -> None:
             create_scheduler(create, run.spec.scheduler, run.spec.options)
         except Exception as exc:
             raise CampaignError(f"{where}: policies.{run.policy}: {exc}") from None
+
+
+def _check_workloads(runs: list[CampaignRun], where: str, mmax: int, energy: bool) -> None:
+    """Every workload read once per platform as the emulator will (invalid JSON, a NaN subtime, a job
+    larger than the platform...): a bad one is named before any run starts, not in one run's failure."""
+    from ..emulator import EmulatorError
+    from ..emulator.platform import PlatformError, load_platform
+    from ..emulator.workload import load_workload
+    hosts: dict[str, int] = {}
+    seen: set[tuple[str, str]] = set()
+    for run in runs:
+        platform, workload = run.spec.platform, run.workload
+        if (platform, workload) in seen:
+            continue
+        seen.add((platform, workload))
+        if platform not in hosts:
+            try:
+                hosts[platform] = load_platform(platform, mmax=mmax, energy=energy).nb_hosts
+            except (EmulatorError, PlatformError) as exc:
+                raise CampaignError(f"{where}: platforms.{run.platform}: {exc}") from None
+        try:
+            load_workload(workload, "w0", nb_hosts=hosts[platform])
+        except EmulatorError as exc:
+            raise CampaignError(f"{where}: workloads.{run.workload_set}: {exc}") from None

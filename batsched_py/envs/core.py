@@ -67,6 +67,40 @@ def platform_hosts(platform: "str | Path") -> tuple[Path, int, dict[str, str]]:
     return path, plat.nb_hosts, dict(plat.hosts[0].zone_properties) if plat.hosts else {}
 
 
+# workloads read whole already in this process: (path, size, mtime, platform hosts)
+_CHECKED: set[tuple[str, int, int, int]] = set()
+
+
+def check_workloads(files: Sequence[Path], nb_hosts: int) -> None:
+    """Read every workload as the emulator will (invalid JSON, a NaN subtime, a job larger than the
+    platform...): a bad day is named now, not in the episode that draws it, in an actor process."""
+    from ..emulator import EmulatorError
+    from ..emulator.workload import load_workload
+    for path in files:
+        try:
+            stat = path.stat()
+        except OSError as exc:
+            raise EnvError(f"workloads: {path}: {exc.strerror}") from None
+        key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, nb_hosts)
+        if key in _CHECKED:
+            continue
+        try:
+            load_workload(path, "w0", nb_hosts=nb_hosts)
+        except EmulatorError as exc:
+            raise EnvError(f"workloads: {exc}") from None
+        _CHECKED.add(key)
+
+
+def node_size(cores_per_node: Any, nb_hosts: int) -> int:
+    """``cores_per_node`` checked against the platform: a node larger than it would make every
+    action but one meaningless (the whole platform a single node)."""
+    if isinstance(cores_per_node, bool) or not isinstance(cores_per_node, int) or cores_per_node < 1:
+        raise EnvError(f"cores_per_node: {cores_per_node!r} is not a positive integer")
+    if cores_per_node > nb_hosts:
+        raise EnvError(f"cores_per_node: {cores_per_node} is more than the platform's {nb_hosts} hosts")
+    return cores_per_node
+
+
 def reset_options(options: Any, known: Sequence[str]) -> dict[str, Any]:
     """``reset(options=...)`` checked: a dict of known keys (a misspelt one would be ignored)."""
     if options is None:
@@ -98,6 +132,7 @@ class BatsimEnv(gym.Env):
             raise EnvError(f"backend {backend!r}: choose one of {', '.join(BACKENDS)}")
         self.platform, self.nb_hosts, self.zone_properties = platform_hosts(platform)
         self.workloads = workload_files(workloads)
+        check_workloads(self.workloads, self.nb_hosts)
         self.backend_name = backend
         self.output_prefix = output_prefix
         self.scheduler: Any = None

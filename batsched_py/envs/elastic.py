@@ -32,14 +32,20 @@ SECONDS = ("fairness", "utilisation")
 
 
 def busiest_vos(workloads: Sequence[Path], field: str, n: int) -> list[Any]:
-    """The ``n`` values of job field ``field`` with the most jobs over the workloads."""
+    """The ``n`` values of job field ``field`` with the most jobs over the workloads; a job without
+    the field is refused (it would be put in the last class without a word)."""
     counts: Counter = Counter()
     for path in workloads:
         try:
             jobs = json.loads(Path(path).read_text()).get("jobs", [])
         except (OSError, ValueError, AttributeError) as exc:
             raise EnvError(f"workloads: {path}: not a readable Batsim workload ({exc})") from None
-        counts.update(j.get(field) for j in jobs if isinstance(j, dict))
+        jobs = [j for j in jobs if isinstance(j, dict)]
+        lacking = [j.get("id") for j in jobs if field not in j]
+        if lacking:
+            raise EnvError(f"workloads: {path}: {len(lacking)} job(s) have no field {field!r} (vo_field: the VO "
+                           f"of each job), e.g. job {lacking[0]!r}")
+        counts.update(j[field] for j in jobs)
     return [v for v, _ in counts.most_common(n)]
 
 
@@ -61,10 +67,21 @@ class ElasticEnv(BatsimEnv):
             raise EnvError(f"max_time: {max_time!r} is not a positive number")
         if isinstance(nb_vos, bool) or not isinstance(nb_vos, int) or nb_vos < 1:
             raise EnvError(f"nb_vos: {nb_vos!r} is not a positive integer")
+        for name, value in (("pool", pool), ("min_pool", min_pool), ("skip", skip)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise EnvError(f"{name}: {value!r} is not a non-negative integer")
+        if min_pool > pool:
+            raise EnvError(f"min_pool: {min_pool} is more than pool ({pool}): the pool could never be that small")
+        for name, value in (("pool", pool if mode == "scheduling" else 0), ("min_pool", min_pool)):
+            if value > self.nb_hosts:
+                raise EnvError(f"{name}: {value} hosts, the platform has {self.nb_hosts}")
+        if not isinstance(vo_field, str):
+            raise EnvError(f"vo_field: {vo_field!r} is not a job field name")
+        found = busiest_vos(self.workloads, vo_field, nb_vos)      # (checks every job has the field)
         self.options = {"mode": mode, "pool": pool, "min_pool": min_pool, "period": period,
                         "pool_steps": list(pool_steps), "nb_vos": nb_vos, "vo_field": vo_field,
                         "runtimes": runtimes,
-                        "vos": busiest_vos(self.workloads, vo_field, nb_vos) if vos is None else list(vos)}
+                        "vos": found if vos is None else list(vos)}
         self.make_scheduler(self.workloads[0])     # (checks the options now, with the scheduler's messages)
         self.mode, self.lam, self.second, self.skip, self.max_time = mode, lam, second, skip, max_time
         n_classes = 2 * nb_vos

@@ -32,7 +32,7 @@ import numpy as np
 from gymnasium import spaces
 
 from ..policies.agent import SchedulingScheduler
-from .core import BatsimEnv, EnvError, weight
+from .core import BatsimEnv, EnvError, node_size, weight
 from .meter import EnergyMeter, job_figures
 from .warmup import ShiftedDays, switch_off_time
 
@@ -69,6 +69,7 @@ class SchedulingEnv(BatsimEnv):
         super().__init__(platform, workloads, backend, output_prefix)
         if cores_per_node is None:
             cores_per_node = int(self.zone_properties.get("cores_per_node", 12))
+        cores_per_node = node_size(cores_per_node, self.nb_hosts)
         if not isinstance(start_asleep, bool):
             raise EnvError(f"start_asleep: {start_asleep!r} is not true or false")
         self.warmup = switch_off_time(self.platform) if start_asleep else 0.0
@@ -110,6 +111,8 @@ class SchedulingEnv(BatsimEnv):
 
     def action_masks(self) -> np.ndarray:
         """The actions that start a job now (and 0): for sb3-contrib's MaskablePPO."""
+        if self.scheduler is None:
+            raise EnvError("action_masks() before reset(): the mask depends on the queue, call reset() first")
         return self.scheduler.action_mask()
 
     def reward(self) -> float:

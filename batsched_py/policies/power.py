@@ -30,6 +30,7 @@ mixin only decides *when hosts are on*:
   exceed the threshold.  With FCFS/filler bases, which plan nothing, the job
   waits for on hosts until its waiting time reaches the threshold.
 """
+import warnings
 from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from procset import ProcSet
@@ -195,6 +196,7 @@ class OracleMixin(PowerMixin):
         self.host_speed = (number_option(self.options, "host_speed", 1, positive=True)
                            if "host_speed" in self.options else None)
         self.runtimes: dict[str, float] = {}
+        self.said_walltimes = False
         if "workload" in self.options:
             path = self.options["workload"]
             if not isinstance(path, str) or not path:
@@ -212,6 +214,11 @@ class OracleMixin(PowerMixin):
     def planned_duration(self, job: Job) -> float:
         real = self.runtime(job)
         if real is None:
+            if not self.said_walltimes:         # (once: an oracle that knows nothing is only EASY with timeout 0)
+                self.said_walltimes = True
+                warnings.warn(f"oracle: job {job.id}: its real runtime is unknown (give option workload, the Batsim "
+                              "workload file, or Batsim's --forward-profiles-on-submission with delay profiles): "
+                              "it and any other such job are planned with their walltimes", stacklevel=2)
             return super().planned_duration(job)
         return real if job.walltime is None else min(real, job.walltime)
 
@@ -277,6 +284,7 @@ def read_runtimes(path: str, host_speed: Optional[float]) -> dict[str, float]:
     except WorkloadError as exc:
         raise PolicyOptionError(f"{where}: {exc}") from None
     out = {}
+    blind = ""          # (the first job whose runtime the profiles do not give)
     for i, job in enumerate(jobs):
         if not isinstance(job, dict) or "id" not in job:
             raise PolicyOptionError(f"{where}: jobs[{i}] is not a job object with an 'id'")
@@ -290,7 +298,19 @@ def read_runtimes(path: str, host_speed: Optional[float]) -> dict[str, float]:
                                     "a numeric 'cpu')") from None
         if runtime is not None:
             out[str(job["id"])] = runtime
+        elif not blind:
+            blind = f"job {job['id']!r}: profile {name!r} ({_profile_kind(profile)})"
+    if blind:
+        raise PolicyOptionError(f"{where}: {len(jobs) - len(out)} of {len(jobs)} jobs' profiles give no runtime, e.g. "
+                                f"{blind}: a runtime is known from a delay profile, or a parallel_homogeneous one "
+                                "with option host_speed (flops per time unit)")
     return out
+
+
+def _profile_kind(profile: Any) -> str:
+    if not isinstance(profile, dict):
+        return "no such profile"
+    return f"type {profile.get('type')!r}"
 
 
 _COMBINED: dict[tuple[type, str], type] = {}

@@ -11,7 +11,7 @@ from batsched_py.agents.elastic import Reservoir, SarsaAgent, run_episode
 from batsched_py.cli import main
 from batsched_py.runner import run_simulation
 
-from helpers.rl import ELASTIC_PLATFORM, ELASTIC_WORKLOAD, emulate_command
+from helpers.rl import ELASTIC_PLATFORM, ELASTIC_WORKLOAD
 
 
 def make(**kw):
@@ -76,10 +76,10 @@ def test_a_saved_agent_schedules_through_run_as_in_the_environment(saved, tmp_pa
     assert (tmp_path / "env_jobs.csv").read_text() == (tmp_path / "run_jobs.csv").read_text()
 
 
-def test_a_served_agent_decides_as_in_process(saved, tmp_path, monkeypatch):
-    """The saved agent through ``serve`` (ZeroMQ, a Batsim process: batsched-py emulate) and in
-    process: the same schedule and the same machine states (the elastic pool's switching)."""
-    monkeypatch.setenv("BATSCHED_PY_BATSIM", emulate_command())
+def test_a_served_agent_decides_as_in_process(saved, tmp_path, batsim_process):
+    """The saved agent through ``serve`` (ZeroMQ, a Batsim process: batsched-py emulate, then a real
+    Batsim 4.2.1 where there is one) and in process: the same schedule and the same machine states
+    (the elastic pool's switching)."""
     options = {"policy": str(saved), "mode": "scheduling", "runtimes": "oracle", "workload": str(ELASTIC_WORKLOAD)}
     outputs = {}
     for backend in ("emulator", "batsim"):

@@ -72,9 +72,9 @@ def test_a_cloned_scheduling_agent_reads_dict_observations(tmp_path):
 def test_bad_imitation_arguments_are_named(tmp_path):
     with pytest.raises(TrainError, match="--imitate 'T9'.*T0, T1, T5, T10, OR"):
         cloned("shutdown", "T9", tmp_path, epochs=1)
-    with pytest.raises(TrainError, match="imitation rounds: 0"):
+    with pytest.raises(TrainError, match="--imitate-rounds 0: not a positive integer"):
         cloned("shutdown", "T0", tmp_path, epochs=1, rounds=0)
-    with pytest.raises(TrainError, match="imitation epochs: 0"):
+    with pytest.raises(TrainError, match="--imitate-epochs 0: not a positive integer"):
         cloned("shutdown", "T0", tmp_path, epochs=0)
     with pytest.raises(ImitationError, match="imitation episodes: 0"):
         demonstrations(lambda: None, BASELINES["shutdown"]["T0"], DAYS, episodes=0, gamma=0.99)

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from batsched_py.agents.common.cli import train_main
-from batsched_py.agents.common.training import TrainConfig, TrainError, latest_checkpoint, train
+from batsched_py.agents.common.checkpoints import latest_checkpoint
+from batsched_py.agents.common.training import TrainConfig, TrainError, train
 
 from helpers.rl import PLATFORM, TRAIN
 

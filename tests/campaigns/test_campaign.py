@@ -62,17 +62,41 @@ def test_status_counts_and_a_changed_input_makes_its_runs_missing_again(tmp_path
 
 
 def test_a_failing_run_is_stored_as_failed_and_the_others_are_kept(tmp_path, capsys):
-    bad = tmp_path / "bad.json"       # loads, but a job asks for more hosts than the platform has
-    bad.write_text(json.dumps({"nb_res": 500, "jobs": [{"id": "1", "subtime": 0, "res": 500, "walltime": 10,
-                                                        "profile": "p"}], "profiles": {"p": {"type": "delay", "delay": 1}}}))
-    path = write_campaign(tmp_path, workloads=[SMALL_WORKLOADS[0], bad], policies='[policies.easy]\nscheduler = "easy"\n')
+    # (timeout switches hosts off: without -E the platform has no power states, which it finds out
+    # when the simulation begins)
+    path = write_campaign(tmp_path, workloads=SMALL_WORKLOADS[:1], energy=False,
+                          policies='[policies.easy]\nscheduler = "easy"\n[policies.off]\nscheduler = "timeout"\n')
     code = main(["campaign", "run", str(path), "--no-progress"])
     err = capsys.readouterr().err
     rows = _rows(tmp_path / "out" / "results.sqlite")
     assert code == 1, err
     assert rows["taurus/set/taurus_2016-03-27/easy"]["status"] == "done"
-    assert rows["taurus/set/bad/easy"]["status"] == "failed" and rows["taurus/set/bad/easy"]["error"]
-    assert "failed: taurus/set/bad/easy: " in err
+    assert rows["taurus/set/taurus_2016-03-27/off"]["status"] == "failed" and rows["taurus/set/taurus_2016-03-27/off"]["error"]
+    assert "failed: taurus/set/taurus_2016-03-27/off: " in err
+
+
+def test_an_empty_workload_list_is_refused(tmp_path, capsys):
+    path = write_campaign(tmp_path, workloads=[], policies='[policies.easy]\nscheduler = "easy"\n')
+    assert main(["campaign", "run", str(path), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("workloads.set: an empty list of workloads") and len(err.splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("job, words", [
+    ({"res": 500}, ["'w0!1' requests 500 hosts"]),
+    ({"subtime": "NaN"}, ["'w0!1'", "subtime"]),
+], ids=["too-large", "nan-subtime"])
+def test_a_bad_workload_stops_the_campaign_before_any_run(tmp_path, capsys, job, words):
+    bad = tmp_path / "bad.json"
+    doc = {"nb_res": 500, "jobs": [{"id": "1", "subtime": 0, "res": 1, "walltime": 10, "profile": "p", **job}],
+           "profiles": {"p": {"type": "delay", "delay": 1}}}
+    bad.write_text(json.dumps(doc).replace('"NaN"', "NaN"))
+    path = write_campaign(tmp_path, workloads=[SMALL_WORKLOADS[0], bad], policies='[policies.easy]\nscheduler = "easy"\n')
+    assert main(["campaign", "run", str(path), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "Traceback" not in err and len(err.splitlines()) == 1, err
+    assert all(w in err for w in ["workloads.set", "bad.json", *words]), err
+    assert not (tmp_path / "out" / "results.sqlite").exists()
 
 
 @pytest.mark.parametrize("text, message", [
@@ -170,7 +194,7 @@ def test_a_signal_stops_a_campaign_promptly_and_a_second_run_does_only_the_missi
 
 
 def test_the_workload_placeholder_gives_each_run_its_own_workload(tmp_path):
-    policies = '[policies.oracle]\nscheduler = "oracle"\noptions = { base = "easy", workload = "{workload}" }\n'
+    policies = '[policies.oracle]\nscheduler = "oracle"\noptions = { base = "easy", host_speed = 1e6, workload = "{workload}" }\n'
     runs = load_campaign(write_campaign(tmp_path, policies=policies)).runs
     assert [r.spec.options["workload"] for r in runs] == [str(w) for w in SMALL_WORKLOADS]
 
@@ -273,7 +297,7 @@ def test_a_file_named_by_an_option_is_part_of_the_digest(tmp_path):
     copy = tmp_path / "oracle_input.json"
     copy.write_bytes(SMALL_WORKLOADS[0].read_bytes())
     path = write_campaign(tmp_path, workloads=SMALL_WORKLOADS[:1], policies=(
-        f'[policies.oracle]\nscheduler = "oracle"\noptions = {{ base = "easy", workload = "{copy}" }}\n'))
+        f'[policies.oracle]\nscheduler = "oracle"\noptions = {{ base = "easy", host_speed = 1e6, workload = "{copy}" }}\n'))
     report = run_campaign(load_campaign(path), LocalExecutor(1), show_progress=False)
     assert len(report.done) == 1
     assert campaign_status(load_campaign(path))["missing"] == []
@@ -290,12 +314,12 @@ def test_a_file_named_by_an_option_is_part_of_the_digest(tmp_path):
 
 def test_off_a_terminal_each_finished_run_is_a_line_of_the_log(tmp_path, capsys):
     """With stderr in a log file (a batch job) a campaign said nothing between its first and last line."""
-    bad = tmp_path / "bad.json"       # loads, but a job asks for more hosts than the platform has
-    bad.write_text(json.dumps({"nb_res": 500, "jobs": [{"id": "1", "subtime": 0, "res": 500, "walltime": 10,
-                                                        "profile": "p"}], "profiles": {"p": {"type": "delay", "delay": 1}}}))
-    path = write_campaign(tmp_path, workloads=[SMALL_WORKLOADS[0], bad], policies='[policies.easy]\nscheduler = "easy"\n')
+    # (timeout without -E fails when the simulation begins: see test_a_failing_run_is_stored_as_failed...)
+    path = write_campaign(tmp_path, workloads=SMALL_WORKLOADS[:1], energy=False,
+                          policies='[policies.easy]\nscheduler = "easy"\n[policies.off]\nscheduler = "timeout"\n')
     assert main(["campaign", "run", str(path), "-j", "1"]) == 1
     lines = capsys.readouterr().err.splitlines()
-    assert lines[1:3] == ["  done (1/2): taurus/set/taurus_2016-03-27/easy", "  failed (2/2): taurus/set/bad/easy"]
+    assert lines[1:3] == ["  done (1/2): taurus/set/taurus_2016-03-27/easy",
+                          "  failed (2/2): taurus/set/taurus_2016-03-27/off"]
     assert main(["campaign", "run", str(path), "-j", "1", "--no-progress"]) == 1
     assert not any(line.startswith("  failed (") for line in capsys.readouterr().err.splitlines())

@@ -11,7 +11,6 @@ docs/fidelity.md lists the checks.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Callable
@@ -24,17 +23,14 @@ from batsched_py.emulator import EmulatorError
 from batsched_py.envs.backends import make_backend
 from batsched_py.launcher import LaunchError
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))      # tests/, when run as a script (--record)
+from helpers.batsim import real_batsim  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 PLATFORM = ROOT / "platforms" / "energy_platform_homogeneous_no_net_128.xml"  # sleep pstate 13, switches 14/15
 RECORDED = ROOT / "tests" / "data" / "golden" / "batsim_aborts.json"
 
 Handler = Callable[[p.Message, p.Event], list]
-
-
-def real_batsim() -> str | None:
-    """``$BATSCHED_PY_BATSIM`` if it is a real Batsim binary (not ``batsched-py emulate``)."""
-    cmd = os.environ.get("BATSCHED_PY_BATSIM", "").strip()
-    return cmd if cmd and os.access(cmd, os.X_OK) and "emulate" not in cmd else None
 
 
 def job(i: int, subtime: float = 0, res: int = 1) -> dict:

@@ -18,7 +18,7 @@ from batsched_py.emulator.events_file import load_events
 from batsched_py.platforms.volunteer import OFF_TIME, ON_TIME, generate_pool, write_pool_platform
 from batsched_py.runner import run_simulation
 from batsched_py.workloads.volunteer import generate_jobs, generate_logins, write_events
-from test_batsim_aborts import real_batsim
+from helpers.batsim import real_batsim
 
 needs_batsim = pytest.mark.skipif(real_batsim() is None, reason="$BATSCHED_PY_BATSIM is not a real Batsim binary")
 

@@ -114,9 +114,10 @@ def test_reset_picks_the_workload_asked_for():
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_emulator_and_batsim_backends_agree(name, emulate_as_batsim):
-    """The same seed and actions give the same observations and rewards with the emulator in
-    this process and with a Batsim process (here ``batsched-py emulate``) over ZeroMQ."""
+def test_emulator_and_batsim_backends_agree(name, batsim_process):
+    """The same seed and actions over a whole day give the same observations, rewards and final
+    figures with the emulator in this process and with a Batsim process over ZeroMQ (``batsched-py
+    emulate``, then a real Batsim 4.2.1 where $BATSCHED_PY_BATSIM names one)."""
     rng = np.random.default_rng(1)
     actions = rng.integers(0, 21 if name == "Scheduling" else 15, 3000)
     runs = []
@@ -126,7 +127,8 @@ def test_emulator_and_batsim_backends_agree(name, emulate_as_batsim):
         env.close()
     same_observations(runs[0][0], runs[1][0])
     assert runs[0][1] == runs[1][1]
-    assert runs[0][2]["energy_waste"] == runs[1][2]["energy_waste"]
+    for key in ("energy_waste", "nb_switches", "waiting_time", "time"):
+        assert runs[0][2][key] == runs[1][2][key], key
 
 
 def test_vector_envs():
@@ -194,7 +196,7 @@ def test_shutdown_decisions_are_the_same_in_the_environment_and_through_run(tmp_
     in_env, seen[:] = list(seen), []
     import batsched_py.policies.agent.shutdown as sd
     from batsched_py.scheduler import registry
-    from batsched_py.envs.shutdown import shifted_workload
+    from batsched_py.envs.warmup import shifted_workload
     sched = sd.ShutdownScheduler({"day_start": 3.0})       # (the environment's warm-up: its day shifted)
     sched.policy = Logged()
     run_simulation(PLATFORM, [str(shifted_workload(Path(DAY), 3.0, tmp_path))], sched,

@@ -13,11 +13,10 @@ import pytest
 
 import batsched_py.envs  # noqa: F401
 from batsched_py.emulator.platform import load_platform
-from batsched_py.policies.agent.baselines import BASELINES
 from batsched_py.policies.agent.clock import LAG
 from batsched_py.policies.agent.nodes import NodeState, node_states
 from batsched_py.protocol import RequestedCall
-from helpers.rl import PLATFORM, ROOT
+from helpers.rl import PLATFORM, ROOT, baseline_action
 
 DAYS = sorted((ROOT / "workloads/deepshutdown").glob("*/*.json"))
 SPEED = 1e6     # flops per minute of the platform's compute pstate
@@ -40,11 +39,7 @@ def write_day(tmp_path, jobs) -> Path:
 
 
 def baseline(name):
-    def act(env, obs, p=BASELINES["scheduling"][name]()):
-        if p.scheduler is not env.scheduler:
-            p.bind(env.scheduler)
-        return p(obs)
-    return act
+    return baseline_action("scheduling", name)
 
 
 def random_valid(seed):

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import batsched_py.envs  # noqa: F401
-from batsched_py.policies.agent.baselines import BASELINES
 from batsched_py.policies.agent.nodes import NodeState
-from tests.helpers import SHARED
+from helpers import SHARED
+from helpers.rl import baseline_action
 
 ROOT = Path(__file__).resolve().parents[2]
 PLATFORM = ROOT / "platforms/taurus_deepshutdown.xml"
@@ -46,11 +46,7 @@ def play(env, act, check=None):
 
 
 def policy(name):
-    def act(env, obs, p=BASELINES["shutdown"][name]()):
-        if p.scheduler is not env.scheduler:
-            p.bind(env.scheduler)
-        return p(obs)
-    return act
+    return baseline_action("shutdown", name)
 
 
 @pytest.mark.parametrize("day", DAYS, ids=lambda d: d.name)

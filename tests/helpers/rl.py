@@ -21,3 +21,28 @@ def emulate_command() -> str:
 # Elastic-v0: 140 hosts with sleep pstates (batsched-py platform cluster -n 140) and 1,200 LPC-EGEE jobs
 ELASTIC_PLATFORM = ROOT / "platforms" / "elastic_140.xml"
 ELASTIC_WORKLOAD = ROOT / "workloads" / "elastic" / "lpc_egee_small.json"
+
+
+def tiny_day(path: Path, jobs=((0, 12, 30), (20, 24, 60), (100, 12, 45)), **changes) -> Path:
+    """A small DeepShutdown day for PLATFORM (168 hosts, minutes): jobs (subtime, hosts, runtime)
+    with delay profiles; ``changes`` replace fields of the first job (e.g. ``subtime="NaN"`` is
+    written as JSON's NaN)."""
+    import json
+    docs = [{"id": str(i), "subtime": t, "res": r, "walltime": 2 * d, "profile": f"p{i}"}
+            for i, (t, r, d) in enumerate(jobs)]
+    docs[0].update(changes)
+    profiles = {f"p{i}": {"type": "delay", "delay": d} for i, (_, _, d) in enumerate(jobs)}
+    text = json.dumps({"nb_res": 168, "jobs": docs, "profiles": profiles})
+    path.write_text(text.replace('"NaN"', "NaN"))
+    return path
+
+
+def baseline_action(kind, name):
+    """A baseline of environment ``kind`` as ``act(env, obs)``, bound to each new episode's scheduler."""
+    from batsched_py.policies.agent.baselines import BASELINES
+
+    def act(env, obs, p=BASELINES[kind][name]()):
+        if p.scheduler is not env.scheduler:
+            p.bind(env.scheduler)
+        return p(obs)
+    return act

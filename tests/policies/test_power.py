@@ -185,7 +185,21 @@ def test_oracle_workload_option_must_be_a_batsim_workload(tmp_path):
     for text, match in (("{", "invalid JSON"), ("[1]", "the top level must be a JSON object"),
                         ('{"profiles": {}, "jobs": [3]}', r"jobs\[0\] is not a job object"),
                         ('{"profiles": {"p": {"type": "delay", "delay": "x"}}, "jobs": [{"id": 1, "profile": "p"}]}',
-                         "job 1: profile 'p' gives no runtime")):
+                         "job 1: profile 'p' gives no runtime"),
+                        # (a parallel_homogeneous profile without host_speed: planned with walltimes, silently)
+                        ('{"profiles": {"p": {"type": "parallel_homogeneous", "cpu": 5, "com": 0}}, "jobs": [{"id": 1, '
+                         '"profile": "p"}, {"id": 2, "profile": "q"}]}', r"2 of 2 jobs' profiles give no runtime, "
+                         r"e\.g\. job 1: profile 'p' \(type 'parallel_homogeneous'\).*host_speed")):
         path.write_text(text)
         with pytest.raises(PolicyOptionError, match=f"option workload: {path}: {match}"):
             create("oracle", {"workload": str(path)})
+
+
+def test_an_oracle_that_cannot_know_a_runtime_says_so_once():
+    session, _ = taurus_session("oracle", {"base": "easy"})
+    with pytest.warns(UserWarning, match=r"oracle: job w0!1: its real runtime is unknown .* walltimes"):
+        send(session, 1.0, submitted("w0!1", 4, 1.0))
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        send(session, 2.0, submitted("w0!2", 4, 2.0))

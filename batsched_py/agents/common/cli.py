@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import Optional, Sequence
@@ -34,11 +35,14 @@ def train_main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--total-steps", type=positive_count, default=1_000_000,
                     help="environment steps, all actors, rounded up to whole rollouts of n_steps x actors (1,000,000)")
     ap.add_argument("--actors", type=positive_count, default=16, help="parallel environments (16, as the papers)")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=count, default=0, help="seed of the network and of actor i's days (seed + i)")
     ap.add_argument("--masking", action="store_true", help="scheduling: MaskablePPO, impossible actions masked")
     ap.add_argument("--checkpoint-every", type=positive_count, default=100_000,
                     help="steps between checkpoints (100,000)")
-    ap.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in OUT/checkpoints")
+    ap.add_argument("--resume", action="store_true",
+                    help="continue from the newest whole checkpoint of this agent in OUT/checkpoints")
+    ap.add_argument("--overwrite", action="store_true",
+                    help="replace the training OUT holds (else a used OUT is refused: --resume continues it)")
     ap.add_argument("--env", type=_json_object, default={}, metavar="JSON",
                     help="environment arguments, e.g. '{\"energy_weight\": 1.0}'")
     ap.add_argument("--hyper", type=_json_object, default={}, metavar="JSON",
@@ -51,9 +55,9 @@ def train_main(argv: Optional[Sequence[str]] = None) -> int:
                     help="train on the environment's rewards as they are (default: scaled by VecNormalize)")
     ap.add_argument("--imitate", default=None, metavar="BASELINE",
                     help="first clone a baseline (T0, T1, T5, OR* / FF, EASY, SAF) on training days, then PPO")
-    ap.add_argument("--imitate-days", type=positive_count, default=64, help="days the baseline plays for cloning (64)")
-    ap.add_argument("--imitate-epochs", type=positive_count, default=10, help="cloning epochs over those days (10)")
-    ap.add_argument("--imitate-rounds", type=positive_count, default=3,
+    ap.add_argument("--imitate-days", type=positive_count, help="days the baseline plays for cloning (64)")
+    ap.add_argument("--imitate-epochs", type=positive_count, help="cloning epochs over those days (10)")
+    ap.add_argument("--imitate-rounds", type=positive_count,
                     help="1: plain cloning; N: N-1 more rounds where the clone plays half as many days and the "
                          "baseline labels them (DAgger) (3)")
     ap.add_argument("--no-progress", action="store_true")
@@ -61,19 +65,26 @@ def train_main(argv: Optional[Sequence[str]] = None) -> int:
     from ...envs.core import EnvError, workload_files
     from ...interrupts import exit_status, interruption, signals_interrupt
     from .training import TrainConfig, TrainError, train
+    imitation = {"episodes": args.imitate_days, "epochs": args.imitate_epochs, "rounds": args.imitate_rounds}
     try:
+        given = [f"--imitate-{'days' if k == 'episodes' else k}" for k, v in imitation.items() if v is not None]
+        if given and args.imitate is None:
+            raise TrainError(f"{', '.join(given)}: apply with --imitate BASELINE only")
         config = TrainConfig(args.agent, args.platform, workload_files(args.workloads), args.out, args.total_steps,
                              args.actors, args.seed, args.masking, args.checkpoint_every, args.resume,
-                             not args.no_progress, args.torch_threads, args.env, args.hyper, args.vec_env,
-                             args.ray_address, normalize_reward=not args.raw_reward, imitate=args.imitate,
-                             imitate_episodes=args.imitate_days, imitate_epochs=args.imitate_epochs,
-                             imitate_rounds=args.imitate_rounds)
+                             overwrite=args.overwrite, progress=not args.no_progress,
+                             torch_threads=args.torch_threads, env_kwargs=args.env, hyperparameters=args.hyper,
+                             vec_env=args.vec_env, ray_address=args.ray_address,
+                             normalize_reward=not args.raw_reward, imitate=args.imitate,
+                             **{f"imitate_{k}": v for k, v in imitation.items() if v is not None})
         with signals_interrupt():      # (SIGTERM too: the checkpoints stay, OUT/_INCOMPLETE says why)
             path = train(config, ["train", *argv])
     except (EnvError, TrainError) as exc:
         print(f"batsched-py train: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:
+        for sig in (signal.SIGINT, signal.SIGTERM):     # (the training stopped: another one would only cut
+            signal.signal(sig, signal.SIG_IGN)          # this process's exit short, and its exit status)
         print(f"batsched-py train: {interruption(exc)}; the checkpoints saved are in {args.out / 'checkpoints'} "
               "(continue with --resume)", file=sys.stderr)
         return exit_status(exc)

@@ -13,6 +13,7 @@ import json
 import math
 import os
 import statistics
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,7 +100,8 @@ def dedupe(days: Sequence[Path], against: Sequence[Path]) -> tuple[list[Path], l
             return None          # (an unreadable day is named when it is played)
     seen = {key(p) for p in against}
     seen.discard(None)
-    kept, dropped = [], []
+    kept: list[Path] = []
+    dropped: list[Path] = []
     for day in days:
         (dropped if key(day) in seen else kept).append(day)
     return kept, dropped
@@ -186,6 +188,7 @@ def evaluate(env_kind: str, platform: Path, days: Sequence[Path], specs: Sequenc
         raise EvaluateError(f"--env {env_kind!r}: choose one of {', '.join(ENVS)}")
     if jobs is not None and jobs < 0:
         raise EvaluateError(f"jobs {jobs}: not a number of processes")
+    _check_env(env_kind, platform, days, env_kwargs or {})
     for spec in specs:          # fail before any run: every policy loads
         if spec.name.endswith(".zip"):
             from .saved import load_agent
@@ -247,13 +250,28 @@ def evaluate(env_kind: str, platform: Path, days: Sequence[Path], specs: Sequenc
     return summary
 
 
+def _check_env(env_kind: str, platform: Path, days: Sequence[Path], env_kwargs: dict) -> None:
+    """One environment made here, reading every day: a bad day or environment argument is named
+    before any worker starts (not once per task, in each worker)."""
+    import gymnasium as gym
+
+    import batsched_py.envs  # noqa: F401
+    try:
+        gym.make(ENVS[env_kind], platform=str(platform), workloads=[str(d) for d in days], **env_kwargs).close()
+    except TypeError as exc:
+        raise EvaluateError(f"--env-args {json.dumps(env_kwargs)}: {exc}") from None
+
+
 def _bar(total: int, enabled: bool):
+    """Days done: a tqdm bar on a terminal, else a plain line each tenth of them (a log file
+    gets no \\r)."""
     if not enabled:
         return lambda n: None
+    if not sys.stderr.isatty():
+        return _lines(total)
     try:
         from tqdm import tqdm
-        import sys
-        bar = tqdm(total=total, unit="day", desc="evaluate", file=sys.stderr, disable=not sys.stderr.isatty())
+        bar = tqdm(total=total, unit="day", desc="evaluate", file=sys.stderr)
 
         def update(n):
             if n is None:
@@ -263,6 +281,21 @@ def _bar(total: int, enabled: bool):
         return update
     except ImportError:
         return lambda n: None
+
+
+def _lines(total: int):
+    done, shown = 0, -1
+
+    def update(n):
+        nonlocal done, shown
+        if n is None:
+            return
+        done += n
+        tenth = 10 * done // max(total, 1)
+        if tenth > shown:
+            shown = tenth
+            print(f"evaluate: {done}/{total} days ({100 * done / max(total, 1):.0f}%)", file=sys.stderr, flush=True)
+    return update
 
 
 def table(summary: Sequence[dict[str, Any]], time_unit: str = "min") -> str:

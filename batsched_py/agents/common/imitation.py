@@ -113,7 +113,7 @@ def _discounted(rewards: Sequence[float], gamma: float) -> list[float]:
     return out
 
 
-def clone(model: Any, demos: Demonstrations, *, epochs: int, batch_size: int = 256, learning_rate: float = 1e-3,
+def clone(model: Any, demos: Demonstrations, *, epochs: int, batch_size: int = 64, learning_rate: float = 1e-3,
           return_scale: float = 1.0, seed: int = 0, report: Optional[Callable[[str], None]] = None) -> dict[str, float]:
     """Fit ``model.policy`` (an SB3 actor-critic) to the demonstrations: cross-entropy on the actions,
     mean squared error on the returns divided by ``return_scale`` (the scale PPO's rewards will have).

@@ -3,25 +3,39 @@ TensorBoard logs, a progress bar, and a record of how the model was made next to
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform as host
-import re
+import shutil
+import signal
 import sys
+import tempfile
 import time
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, NoReturn, Optional, Sequence
 
+import gymnasium as gym
 import numpy as np
 
-from ...interrupts import interruption
+from ...interrupts import interruption, signals_deferred
+from ...textfiles import write_whole
+from .checkpoints import WholeCheckpoints, fit_fault, latest_checkpoint, save_whole, stats_of
+from .hyper import HyperError, ppo_settings
 
 AGENTS = ("shutdown", "scheduling")
 
 
 class TrainError(ValueError):
     """A bad training argument, named."""
+
+
+class ActorError(TrainError):
+    """An episode failed in an actor (a day, a policy or the simulation): the training stops."""
+
+
+# what a previous training left in an output folder
+TRAINING_FILES = ("checkpoints", "model.zip", "model.json", "imitation.zip", "_INCOMPLETE", "tensorboard")
 
 
 @dataclass
@@ -36,6 +50,7 @@ class TrainConfig:
     masking: bool = False                         # scheduling only: MaskablePPO
     checkpoint_every: int = 100_000               # steps (all actors together)
     resume: bool = False
+    overwrite: bool = False                       # replace what a previous training left in ``out``
     progress: bool = True
     torch_threads: int = 1
     env_kwargs: dict[str, Any] = field(default_factory=dict)
@@ -62,21 +77,69 @@ def paper_settings(agent: str) -> tuple[str, dict, Callable[[], dict]]:
     return settings.ENV, dict(settings.HYPERPARAMETERS), settings.policy_kwargs
 
 
-def env_factory(env_id: str, platform: Path, workloads: Sequence[Path], env_kwargs: dict, seed: int) -> Callable:
+def env_factory(env_id: str, platform: Path, workloads: Sequence[Path], env_kwargs: dict, seed: int,
+                errors: Optional[Path] = None) -> Callable:
+    """An actor's environment.  ``errors`` (actors in subprocesses only): the folder where the
+    actor writes the one line of the error that ends it, for the learner to say, and exits at once
+    (no traceback); such an actor also leaves SIGINT and SIGTERM to the learner, which closes it."""
     def make():
         import gymnasium as gym
         from stable_baselines3.common.monitor import Monitor
 
         import batsched_py.envs  # noqa: F401
-        env = gym.make(env_id, platform=str(platform), workloads=[str(w) for w in workloads], **env_kwargs)
-        env = Monitor(env, info_keywords=("energy_waste", "nb_switches"))
+        if errors is not None:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(sig, signal.SIG_IGN)
+        try:
+            env = gym.make(env_id, platform=str(platform), workloads=[str(w) for w in workloads], **env_kwargs)
+        except Exception as exc:
+            if errors is None:
+                raise
+            _end_actor(errors, f"an actor could not make its environment: {_one_line(exc)}")
+        env = ActorGuard(Monitor(env, info_keywords=("energy_waste", "nb_switches")), errors)
         env.reset(seed=seed)
         return env
     return make
 
 
-def make_vec_env(config: TrainConfig, env_id: str):
-    fns = [env_factory(env_id, config.platform, config.workloads, config.env_kwargs, config.seed + i)
+def _one_line(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+
+
+def _end_actor(errors: Path, line: str) -> NoReturn:
+    """An actor subprocess's end: its error written for the learner, no traceback."""
+    write_whole(errors / f"actor-{os.getpid()}.txt", line + "\n")
+    os._exit(1)
+
+
+class ActorGuard(gym.Wrapper):
+    """An episode's error as one line naming its day: an ActorError here; in an actor subprocess
+    (``errors`` set), the actor's end (see env_factory)."""
+
+    def __init__(self, env: Any, errors: Optional[Path]):
+        super().__init__(env)
+        self.errors = errors
+
+    def reset(self, **kwargs):
+        return self._guarded(self.env.reset, **kwargs)
+
+    def step(self, action):
+        return self._guarded(self.env.step, action)
+
+    def _guarded(self, call, *args, **kwargs):
+        try:
+            return call(*args, **kwargs)
+        except Exception as exc:
+            line = f"an episode on {getattr(self.env.unwrapped, 'workload', None) or 'a day'} failed: {_one_line(exc)}"
+            if self.errors is None:
+                raise ActorError(line) from exc
+            _end_actor(self.errors, line)
+
+
+def make_vec_env(config: TrainConfig, env_id: str, errors: Path):
+    detached = config.vec_env == "subprocess" and config.actors > 1
+    fns = [env_factory(env_id, config.platform, config.workloads, config.env_kwargs, config.seed + i,
+                       errors if detached else None)
            for i in range(config.actors)]
     if config.vec_env == "ray":
         import ray
@@ -99,112 +162,90 @@ def make_vec_env(config: TrainConfig, env_id: str):
     return SubprocVecEnv(fns, start_method="forkserver")
 
 
-def latest_checkpoint(folder: Path) -> Optional[Path]:
-    """The checkpoint of most steps; one cut short (a training killed while saving it) is passed over."""
-    found = [(int(m.group(1)), p) for p in folder.glob("model_*_steps.zip")
-             if (m := re.fullmatch(r"model_(\d+)_steps\.zip", p.name)) and zipfile.is_zipfile(p)]
-    return max(found)[1] if found else None
-
-
-def _stats_of(checkpoint: Optional[Path]) -> Optional[Path]:
-    """The reward statistics saved with ``checkpoint`` (none if the training was killed in between)."""
-    if checkpoint is None:
-        return None
-    stats = checkpoint.with_name(checkpoint.name.replace("model_", "model_vecnormalize_", 1)).with_suffix(".pkl")
-    return stats if stats.is_file() else None
+RUNNING = ("training running or interrupted: checkpoints/ holds the steps saved so far (continue with --resume); "
+           "model.zip and model.json are not this training's\n")
 
 
 def train(config: TrainConfig, argv: Optional[Sequence[str]] = None) -> Path:
-    """Train; returns the saved model's path (``OUT/model.zip``, its record ``OUT/model.json``)."""
+    """Train; returns the saved model's path (``OUT/model.zip``, its record ``OUT/model.json``).
+    Every argument, workload day and PPO setting is checked before an actor starts."""
     import torch
     from stable_baselines3 import PPO
-    from stable_baselines3.common.callbacks import CheckpointCallback
 
-    env_id, hyper, policy_kwargs = paper_settings(config.agent)
-    if config.masking and config.agent != "scheduling":
-        raise TrainError("--masking applies to the scheduling agent only")
-    if config.total_steps < 1 or config.actors < 1:
-        raise TrainError("total steps and actors must be positive")
-    for name, value in (("--checkpoint-every", config.checkpoint_every), ("--torch-threads", config.torch_threads)):
-        if value < 1:
-            raise TrainError(f"{name} {value}: not a positive number")
-    hyper.update(config.hyperparameters)
-    minibatches = hyper.pop("minibatches", None)
-    try:
-        if minibatches:
-            hyper["batch_size"] = max(1, hyper["n_steps"] * config.actors // minibatches)
-    except TypeError:
-        raise TrainError(f"--hyper: n_steps {hyper['n_steps']!r} and minibatches {minibatches!r} must be "
-                         "integers") from None
-    torch.set_num_threads(config.torch_threads)
-    _check_env(config, env_id)
-    try:
-        config.out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise TrainError(f"--out {config.out}: {exc.strerror}") from None
-    checkpoints = config.out / "checkpoints"
-    started = time.time()
-    imitation: Optional[dict[str, Any]] = None
+    env_id, paper, policy_kwargs = paper_settings(config.agent)
+    hyper, minibatches = _check_settings(config, paper)
+    _check_out(config)
+    spaces = _check_env(config, env_id)
     if config.imitate:
         _check_teacher(config)
-    venv = make_vec_env(config, env_id)
-    resumed_from = latest_checkpoint(checkpoints) if config.resume else None
-    if config.resume and resumed_from is None:
-        print(f"train: --resume: no checkpoint in {checkpoints}: training from scratch", file=sys.stderr, flush=True)
-    if config.normalize_reward:
-        from stable_baselines3.common.vec_env import VecNormalize
-        stats = _stats_of(resumed_from)
-        venv = (VecNormalize.load(str(stats), venv) if stats is not None
-                else VecNormalize(venv, norm_obs=False, norm_reward=True, gamma=hyper["gamma"]))
+    algorithm = "MaskablePPO" if config.masking else "PPO"
+    checkpoints = config.out / "checkpoints"
+    resumed_from = _resume_point(checkpoints, spaces, algorithm) if config.resume else None
+    torch.set_num_threads(config.torch_threads)
+    started = time.time()
+    imitation: Optional[dict[str, Any]] = None
     marker = config.out / "_INCOMPLETE"
-    marker.write_text("training running or interrupted: checkpoints/ holds the steps saved so far "
-                      "(continue with --resume); model.zip and model.json are not this training's\n")
-    try:
-        algo: Any = PPO
-        if config.masking:
-            from sb3_contrib import MaskablePPO
-            algo = MaskablePPO
-        policy = "MultiInputPolicy" if config.agent == "scheduling" else "MlpPolicy"
-        if resumed_from is not None:
-            model = algo.load(resumed_from, env=venv, device="cpu")
-            model.tensorboard_log = str(config.out / "tensorboard")
-            kept = _kept_settings(model, hyper)
-            if kept:
-                print(f"train: --resume: the checkpoint's PPO settings are kept: "
-                      f"{', '.join(f'{k} {v!r} (not {hyper[k]!r})' for k, v in kept.items())}", file=sys.stderr)
-                hyper.update(kept)          # (model.json records what trained)
-        else:
-            try:
-                model = algo(policy, venv, policy_kwargs=policy_kwargs(), seed=config.seed, device="cpu", verbose=0,
-                             tensorboard_log=str(config.out / "tensorboard"), **hyper)
-            except (TypeError, ValueError, AssertionError) as exc:    # (SB3 checks its settings with assert)
-                raise TrainError(f"--hyper {json.dumps(config.hyperparameters)}: {exc}") from None
-            if config.imitate:
-                imitation = _imitate(config, env_id, model, venv, hyper["gamma"])
-                model.save(config.out / "imitation.zip")      # (the clone alone, to compare with PPO's)
-        save_every = max(1, config.checkpoint_every // config.actors)
-        remaining = config.total_steps - model.num_timesteps
-        if remaining > 0:
-            bar = config.progress and _has_progress_bar()
-            callbacks = [CheckpointCallback(save_every, str(checkpoints), name_prefix="model",
-                                            save_vecnormalize=config.normalize_reward)]
-            if config.progress and not bar:
-                callbacks.append(ProgressLines(config.total_steps))
-            model.learn(remaining, callback=callbacks, progress_bar=bar, reset_num_timesteps=resumed_from is None,
-                        tb_log_name=config.agent)
-        path = config.out / "model.zip"
-        model.save(path)
-    except KeyboardInterrupt as exc:
-        marker.write_text(f"training {interruption(exc)}: checkpoints/ holds the steps saved so far (continue "
-                          "with --resume); model.zip and model.json are not this training's\n")
-        raise
-    except TrainError:          # (a bad setting: this training saved nothing)
-        marker.unlink()
-        raise
-    finally:
-        _close_actors(venv)
+    previous = marker.read_text() if marker.is_file() and not config.overwrite else None
+    with signals_deferred():        # (no folder without its marker, whenever a signal comes)
+        _clear_out(config)
+        marker.write_text(RUNNING)
+    venv: Any = None
+    with tempfile.TemporaryDirectory(prefix="batsched-py-actors-") as errors:
+        try:
+            venv = make_vec_env(config, env_id, Path(errors))
+            venv = _reward_scaling(config, venv, resumed_from, hyper["gamma"])
+            algo: Any = PPO
+            if config.masking:
+                from sb3_contrib import MaskablePPO
+                algo = MaskablePPO
+            policy = "MultiInputPolicy" if config.agent == "scheduling" else "MlpPolicy"
+            if resumed_from is not None:
+                try:
+                    model = algo.load(resumed_from, env=venv, device="cpu")
+                except Exception as exc:        # (what unpickling and SB3's checks raise: anything)
+                    raise TrainError(f"--resume: {resumed_from}: cannot be loaded ({type(exc).__name__}: "
+                                     f"{' '.join(str(exc).split())[:200]})") from None
+                model.tensorboard_log = str(config.out / "tensorboard")
+                kept = _kept_settings(model, hyper)
+                if kept:
+                    print(f"train: --resume: the checkpoint's PPO settings are kept: "
+                          f"{', '.join(f'{k} {v!r} (not {hyper[k]!r})' for k, v in kept.items())}", file=sys.stderr)
+                    hyper.update(kept)          # (model.json records what trained)
+            else:
+                try:
+                    model = algo(policy, venv, policy_kwargs=policy_kwargs(), seed=config.seed, device="cpu",
+                                 verbose=0, tensorboard_log=str(config.out / "tensorboard"), **hyper)
+                except (TypeError, ValueError, AssertionError) as exc:    # (SB3 checks its settings with assert)
+                    raise TrainError(f"--hyper {json.dumps(config.hyperparameters)}: {exc}") from None
+                if config.imitate:
+                    imitation = _imitate(config, env_id, model, venv, hyper["gamma"])
+                    save_whole(config.out / "imitation.zip", model.save)   # (the clone alone, to compare with PPO's)
+            _learn(config, model, checkpoints, resumed_from is not None)
+            path = config.out / "model.zip"
+            save_whole(path, model.save)
+        except KeyboardInterrupt as exc:
+            _mark(marker, f"training {interruption(exc)}")
+            raise
+        except (EOFError, ConnectionError) as exc:      # (an actor subprocess ended: its error, if it wrote one)
+            failure = ActorError(_actor_failure(Path(errors), exc))
+            _mark(marker, f"training failed: {failure}")
+            raise failure from None
+        except ActorError as exc:         # (from a Ray actor: Ray's error, an ActorError too, holds it as cause)
+            failure = ActorError(str(getattr(exc, "cause", None) or exc))
+            _mark(marker, f"training failed: {failure}")
+            raise failure from None
+        except TrainError:          # (a bad setting: this training saved nothing)
+            if previous is None:
+                marker.unlink()
+            else:
+                marker.write_text(previous)
+            raise
+        finally:
+            if venv is not None:
+                with signals_deferred():        # (a second signal: the actors are closed all the same)
+                    _close_actors(venv)
     record = {
-        "agent": config.agent, "algorithm": "MaskablePPO" if config.masking else "PPO",
+        "agent": config.agent, "algorithm": algorithm,
         "command": " ".join(["batsched-py", *(argv if argv is not None else sys.argv[1:])]),
         "platform": str(config.platform), "training_days": len(config.workloads),
         "training_folders": sorted({str(w.parent) for w in config.workloads}),
@@ -216,9 +257,137 @@ def train(config: TrainConfig, argv: Optional[Sequence[str]] = None) -> Path:
         "env_kwargs": config.env_kwargs, "normalize_reward": config.normalize_reward,
         **({"imitation": imitation} if imitation else {}),
     }
-    (config.out / "model.json").write_text(json.dumps(record, indent=2) + "\n")
+    write_whole(config.out / "model.json", json.dumps(record, indent=2) + "\n")
     marker.unlink()
     return path
+
+
+def _mark(marker: Path, what: str) -> None:
+    """The marker says how the training ended (a second signal waits until it is written)."""
+    with signals_deferred():
+        write_whole(marker, f"{what}: {RUNNING.split(': ', 1)[1]}")
+
+
+def _learn(config: TrainConfig, model: Any, checkpoints: Path, resumed: bool) -> None:
+    """PPO up to the total steps, rounded up to whole rollouts (as SB3 runs them): the progress
+    counts the steps that really run."""
+    rollout = model.n_steps * config.actors
+    remaining = config.total_steps - model.num_timesteps
+    if remaining <= 0:
+        return
+    steps = math.ceil(remaining / rollout) * rollout
+    if steps != remaining and config.progress:
+        print(f"train: {steps} steps to run, not {remaining}: whole rollouts of n_steps {model.n_steps} x "
+              f"{config.actors} actors", file=sys.stderr, flush=True)
+    bar = config.progress and _has_progress_bar()
+    callbacks = [WholeCheckpoints(max(1, config.checkpoint_every // config.actors), checkpoints,
+                                  config.normalize_reward)]
+    if config.progress and not bar:
+        callbacks.append(ProgressLines(model.num_timesteps + steps))
+    model.learn(steps, callback=callbacks, progress_bar=bar, reset_num_timesteps=not resumed,
+                tb_log_name=config.agent)
+
+
+def _reward_scaling(config: TrainConfig, venv: Any, resumed_from: Optional[Path], gamma: float) -> Any:
+    """VecNormalize over the actors (rewards only), its statistics from the checkpoint resumed."""
+    if not config.normalize_reward:
+        return venv
+    from stable_baselines3.common.vec_env import VecNormalize
+    stats = stats_of(resumed_from) if resumed_from is not None else None
+    if stats is None or not stats.is_file():
+        if resumed_from is not None:
+            print(f"train: --resume: {resumed_from.name} has no reward statistics beside it (a --raw-reward "
+                  "training?): they start afresh", file=sys.stderr)
+        return VecNormalize(venv, norm_obs=False, norm_reward=True, gamma=gamma)
+    try:
+        return VecNormalize.load(str(stats), venv)
+    except Exception as exc:          # (an unpickling error may be anything)
+        raise TrainError(f"--resume: {stats}: cannot be loaded ({type(exc).__name__}: {str(exc)[:200]})") from None
+
+
+def _actor_failure(errors: Path, exc: BaseException) -> str:
+    """What ended an actor subprocess: the line it wrote, or the broken pipe."""
+    for path in sorted(errors.glob("actor-*.txt")):      # (whole: written as .part, then renamed)
+        return path.read_text().strip()
+    return f"an actor process ended unexpectedly ({type(exc).__name__}: {exc or 'its pipe closed'})"
+
+
+def _check_settings(config: TrainConfig, paper: dict[str, Any]) -> tuple[dict[str, Any], Optional[int]]:
+    """Every option and PPO setting, before anything starts: (PPO's settings, minibatches)."""
+    if config.masking and config.agent != "scheduling":
+        raise TrainError("--masking applies to the scheduling agent only")
+    for name, value in (("--total-steps", config.total_steps), ("--actors", config.actors),
+                        ("--checkpoint-every", config.checkpoint_every), ("--torch-threads", config.torch_threads)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise TrainError(f"{name} {value!r}: not a positive integer")
+    top = 2 ** 32 - config.actors          # (actor i is seeded seed + i; numpy takes seeds below 2**32)
+    if isinstance(config.seed, bool) or not isinstance(config.seed, int) or not 0 <= config.seed <= top:
+        raise TrainError(f"--seed {config.seed!r}: a seed is an integer from 0 to {top}")
+    if config.ray_address is not None and config.vec_env != "ray":
+        raise TrainError(f"--ray-address {config.ray_address}: applies with --vec-env ray only (not {config.vec_env})")
+    if config.vec_env not in ("subprocess", "dummy", "ray"):
+        raise TrainError(f"--vec-env {config.vec_env!r}: choose subprocess, dummy or ray")
+    for name, value in (("--imitate-days", config.imitate_episodes), ("--imitate-epochs", config.imitate_epochs),
+                        ("--imitate-rounds", config.imitate_rounds)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise TrainError(f"{name} {value!r}: not a positive integer")
+    try:
+        return ppo_settings(paper, config.hyperparameters, config.actors)
+    except HyperError as exc:
+        raise TrainError(str(exc)) from None
+
+
+def _check_out(config: TrainConfig) -> None:
+    """A folder that holds a training already is continued (--resume) or replaced (--overwrite),
+    never mixed with a new one (its checkpoints would be resumed later as this one's)."""
+    out = config.out
+    if out.exists() and not out.is_dir():
+        raise TrainError(f"--out {out}: exists and is not a folder")
+    if config.resume and config.overwrite:
+        raise TrainError("--resume and --overwrite: choose one (continue the training in --out, or replace it)")
+    found = [name for name in TRAINING_FILES if (out / name).exists()]
+    if found and not (config.resume or config.overwrite):
+        raise TrainError(f"--out {out}: holds a training already ({', '.join(found)}): continue it with --resume, "
+                         "or replace it with --overwrite")
+
+
+def _clear_out(config: TrainConfig) -> None:
+    """Make --out; with --overwrite, remove what a previous training left in it."""
+    try:
+        config.out.mkdir(parents=True, exist_ok=True)
+        if config.overwrite:
+            for name in TRAINING_FILES:
+                path = config.out / name
+                if path.is_dir():
+                    shutil.rmtree(path)
+                else:
+                    path.unlink(missing_ok=True)
+    except OSError as exc:
+        raise TrainError(f"--out {config.out}: {exc.strerror}") from None
+
+
+def _resume_point(checkpoints: Path, spaces: tuple[Any, Any], algorithm: str) -> Optional[Path]:
+    """The newest checkpoint that is whole and of this training's environment and algorithm; those
+    passed over are named on stderr.  Checkpoints but none that fits: an error (not a fresh start
+    over another training's files)."""
+    skipped: list[str] = []
+    found = latest_checkpoint(checkpoints, lambda path: fit_fault(path, *spaces, algorithm), skipped)
+    if found is None and skipped:
+        reasons: dict[str, list[str]] = {}          # (why -> the checkpoints, newest first)
+        for line in skipped:
+            name, why = line.split(": ", 1)
+            reasons.setdefault(why, []).append(name)
+        said = "; ".join(f"{names[0]}{f' and {len(names) - 1} older' if len(names) > 1 else ''}: {why}"
+                         for why, names in reasons.items())
+        raise TrainError(f"--resume: no checkpoint in {checkpoints} fits this training ({said}); start afresh "
+                         "with --overwrite")
+    for line in skipped:
+        print(f"train: --resume: passed over {line}", file=sys.stderr)
+    if found is None:
+        print(f"train: --resume: no checkpoint in {checkpoints}: training from scratch", file=sys.stderr, flush=True)
+    else:
+        print(f"train: --resume: from {found}", file=sys.stderr, flush=True)
+    return found
 
 
 def _kept_settings(model: Any, hyper: dict[str, Any]) -> dict[str, Any]:
@@ -231,16 +400,21 @@ def _kept_settings(model: Any, hyper: dict[str, Any]) -> dict[str, Any]:
     return kept
 
 
-def _check_env(config: TrainConfig, env_id: str) -> None:
-    """Make one environment here with the training's arguments: a bad one is then named, not lost
-    in an actor process that dies (SubprocVecEnv's 'Connection reset by peer')."""
-    from ...envs.core import EnvError
+def _check_env(config: TrainConfig, env_id: str) -> tuple[Any, Any]:
+    """Make one environment here with the training's arguments (reading every day): a bad one is
+    then named, not lost in an actor process that dies.  Returns its (observation, action) spaces."""
     try:
-        env_factory(env_id, config.platform, config.workloads, config.env_kwargs, config.seed)().close()
+        env = env_factory(env_id, config.platform, config.workloads, config.env_kwargs, config.seed)()
+    except TrainError:
+        raise
     except TypeError as exc:
         raise TrainError(f"--env {json.dumps(config.env_kwargs)}: {exc}") from None
-    except EnvError as exc:
-        raise TrainError(f"--env: {exc}") from None
+    except ValueError as exc:        # (EnvError, and the schedulers' option errors)
+        where = "" if str(exc).startswith(("workloads:", "platform:")) else "--env: "
+        raise TrainError(f"{where}{exc}") from None
+    spaces = env.observation_space, env.action_space
+    env.close()
+    return spaces
 
 
 def _close_actors(venv: Any) -> None:
@@ -275,8 +449,6 @@ def _imitate(config: TrainConfig, env_id: str, model: Any, venv: Any, gamma: flo
     say = (lambda line: print(line, file=sys.stderr, flush=True)) if config.progress else None
     teacher = BASELINES[config.agent][str(config.imitate)]
     t0 = time.time()
-    if config.imitate_rounds < 1:
-        raise TrainError(f"imitation rounds: {config.imitate_rounds} is not a positive number")
     try:
         demos = demonstrations(make_env, teacher, config.workloads, episodes=config.imitate_episodes, gamma=gamma,
                                seed=config.seed)
