@@ -7,9 +7,10 @@ Batsim 4 names: ``wattage_per_state`` ("idle:epsilon:allcores, ..." or
 """
 from dataclasses import dataclass, field
 from typing import Mapping, Optional
+from ..errors import BatschedError
 
 
-class PowerModelError(ValueError):
+class PowerModelError(BatschedError, ValueError):
     """A host property that cannot be read as an energy model; names the host and property."""
 
 
