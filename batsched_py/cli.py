@@ -12,6 +12,7 @@ from . import __version__, compiled_modules
 from .argtypes import count, non_negative, time_unit as time_unit_arg
 from .interrupts import exit_status, interruption, signals_interrupt
 from .textfiles import json_fault, not_utf8, os_error
+from .errors import BatschedError
 
 # Tools with their own parsers, mounted as sub-commands: name -> (module, one-line help).
 DELEGATED = {
@@ -31,7 +32,7 @@ DELEGATED = {
 }
 
 
-class CliError(Exception):
+class CliError(BatschedError):
     """A user-facing failure: printed as one line, exit code 2."""
 
 

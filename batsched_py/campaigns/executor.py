@@ -20,13 +20,14 @@ from dataclasses import dataclass
 from multiprocessing import connection
 from pathlib import Path
 from typing import Any, Callable, Generator, Optional, Sequence
+from ..errors import BatschedError
 
 
 __all__ = ["Task", "Outcome", "Executor", "ExecutorError", "LocalExecutor", "RayExecutor", "make_executor",
            "describe_error"]
 
 
-class ExecutorError(RuntimeError):
+class ExecutorError(BatschedError, RuntimeError):
     """Ray missing or unreachable: one line naming the address."""
 
 

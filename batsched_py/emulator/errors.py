@@ -1,7 +1,9 @@
 """The emulator's exception type (platform errors have their own) and its warning."""
 
+from ..errors import BatschedError
 
-class EmulatorError(RuntimeError):
+
+class EmulatorError(BatschedError, RuntimeError):
     """A run that real Batsim would refuse or abort: bad input, bad decision, silent peer.
 
     The message names what (profile, job, decision), where (file, message index) and the rule.

@@ -41,6 +41,7 @@ import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Optional
+from ..errors import BatschedError
 
 __all__ = ["Link", "Route", "NotModelled", "Unroutable", "message_routes", "parse_bandwidth", "parse_time",
            "radical_ids", "split_quantity", "DEFAULT_TCP_GAMMA", "DEFAULT_LOOPBACK_BW"]
@@ -70,11 +71,11 @@ _TIME_UNITS = {"w": 7 * 24 * 60 * 60.0, "d": 24 * 60 * 60.0, "h": 60 * 60.0, "m"
                "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "ps": 1e-12}
 
 
-class NotModelled(Exception):
+class NotModelled(BatschedError):
     """The platform uses a network form whose effect on Batsim's messages is not modelled."""
 
 
-class Unroutable(Exception):
+class Unroutable(BatschedError):
     """SimGrid 3.32 cannot route a message Batsim sends on this platform: real Batsim aborts."""
 
 

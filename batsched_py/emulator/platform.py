@@ -26,6 +26,7 @@ from typing import Optional, Sequence
 from ..scheduler.power import PowerModelError, read_pstates, read_sleep_pstates
 from .network import (DEFAULT_LOOPBACK_BW, NotModelled, Route, Unroutable, message_routes, radical_ids,
                       split_quantity)
+from ..errors import BatschedError
 
 __all__ = [
     "PlatformError",
@@ -58,7 +59,7 @@ _SPEED_UNITS = {
 }
 
 
-class PlatformError(ValueError):
+class PlatformError(BatschedError, ValueError):
     """Invalid platform; the message names the file, the element and the problem."""
 
 

@@ -18,9 +18,10 @@ from ..policies.agent import AgentMixin
 from ..scheduler import Session
 from .backends import BACKENDS, Backend, make_backend
 from .meter import EnergyMeter
+from ..errors import BatschedError
 
 
-class EnvError(ValueError):
+class EnvError(BatschedError, ValueError):
     """A bad environment argument: names the argument and what is wrong with it."""
 
 

@@ -6,6 +6,7 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Protocol
+from ..errors import BatschedError
 
 # Batsim 4.x speaks the JSON protocol this package implements; `latest` is Batsim 5 (another protocol).
 # 4.2.0 is the newest 4.x tag known to be published; 4.2.1 is a bug-fix release of it with the same
@@ -18,7 +19,7 @@ TERMINATE_GRACE = 3.0   # seconds between SIGTERM and SIGKILL when stopping Bats
 EXIT_WAIT = 10.0        # seconds Batsim may take to exit once it closed its socket (an abort writes a core)
 
 
-class LaunchError(RuntimeError):
+class LaunchError(BatschedError, RuntimeError):
     """A real-Batsim run failed: the message names the side that failed, its exit code and last output."""
 
 

@@ -16,9 +16,10 @@ import numpy as np
 from procset import ProcSet
 
 from ..textfiles import GZIP_FAULTS, damaged_gzip, not_utf8
+from ..errors import BatschedError
 
 
-class MetricsInputError(ValueError):
+class MetricsInputError(BatschedError, ValueError):
     """Unreadable Batsim output; the message names the file (and line/column)."""
 
 

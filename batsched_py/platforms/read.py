@@ -12,9 +12,10 @@ from pathlib import Path
 
 from ..scheduler.power import PowerModel, PowerModelError, read_power_model
 from ..textfiles import not_utf8
+from ..errors import BatschedError
 
 
-class PlatformError(ValueError):
+class PlatformError(BatschedError, ValueError):
     """Invalid platform; the message names the file and the element."""
 
 

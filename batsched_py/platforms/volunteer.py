@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from .generate import MASTER_HOST, ClusterSpec, Pstate, SLEEP_SPEED, _host
+from ..errors import BatschedError
 
 #: (active, idle, sleep) watts, each a (low, high) range drawn once per cluster
 MACHINE_TYPES = {"normal": ((57, 57), (40, 40), 2.0), "high_end": ((114, 114), (67, 67), 3.0),
@@ -28,7 +29,7 @@ OPENING = (((0, 24, 1), 0.2), ((8, 22, 1), 0.4), ((9, 17, 0), 0.4))
 OFF_TIME, ON_TIME = 10.0, 30.0
 
 
-class PoolError(ValueError):
+class PoolError(BatschedError, ValueError):
     """A bad pool parameter, named."""
 
 

@@ -2,9 +2,10 @@
 from typing import Any, Mapping, Sequence
 
 from ..scheduler.base import finite
+from ..errors import BatschedError
 
 
-class PolicyOptionError(ValueError):
+class PolicyOptionError(BatschedError, ValueError):
     """An option a policy cannot use; the message names the option."""
 
 

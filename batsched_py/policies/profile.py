@@ -16,6 +16,7 @@ from operator import attrgetter
 from typing import Callable, Optional
 
 from ..compiled import mypyc_attr
+from ..errors import BatschedError
 
 INF = float("inf")
 Selector = Callable[[int, int], Optional[int]]
@@ -30,7 +31,8 @@ _SCALE = float(2 ** FRACTION_BITS)
 MAX_TIME = 2.0 ** (1024 - FRACTION_BITS)     # (times beyond overflow the fixed point's float scaling)
 
 
-class TimeResolutionError(ValueError):
+@mypyc_attr(native_class=False)    # (a compiled class cannot have two exception bases)
+class TimeResolutionError(BatschedError, ValueError):
     """A time too small to be represented exactly by the profile's fixed point."""
 
 

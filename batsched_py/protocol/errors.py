@@ -1,7 +1,9 @@
 """The one exception type the protocol layer raises."""
 
+from ..errors import BatschedError
 
-class ProtocolError(ValueError):
+
+class ProtocolError(BatschedError, ValueError):
     """A message or event that does not follow Batsim's 4.x JSON protocol.
 
     ``where`` locates the problem inside the message (for example

@@ -17,16 +17,17 @@ from procset import ProcSet
 
 from .. import protocol as p
 from .view import Job, Jobs, JobStatus, Platform, mask_of, procset_of, procset_of_mask
+from ..errors import BatschedError
 
 
 _QUEUED = JobStatus.QUEUED
 
 
-class DecisionError(ValueError):
+class DecisionError(BatschedError, ValueError):
     """A decision that Batsim would refuse (or abort on), caught before it is sent."""
 
 
-class SessionError(RuntimeError):
+class SessionError(BatschedError, RuntimeError):
     """The Batsim side broke the protocol's sequencing (not a malformed message)."""
 
 

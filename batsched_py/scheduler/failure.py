@@ -1,7 +1,9 @@
 """An exception raised by the scheduler side while it answered a message, as one line naming when and where."""
 
+from ..errors import BatschedError
 
-class SchedulerFailure(RuntimeError):
+
+class SchedulerFailure(BatschedError, RuntimeError):
     """The policy raised while handling a message; ``__cause__`` holds the original exception."""
 
 

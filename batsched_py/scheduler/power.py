@@ -8,9 +8,10 @@ Batsim 4 names: ``wattage_per_state`` ("idle:epsilon:allcores, ..." or
 import math
 from dataclasses import dataclass, field
 from typing import Mapping, Optional
+from ..errors import BatschedError
 
 
-class PowerModelError(ValueError):
+class PowerModelError(BatschedError, ValueError):
     """A host property that cannot be read as an energy model; names the host and property."""
 
 

@@ -7,13 +7,14 @@ from typing import Any, Callable, Mapping, Optional
 
 from .base import Scheduler
 from .failure import describe
+from ..errors import BatschedError
 
 ENTRY_POINT_GROUP = "batsched_py.schedulers"
 _REGISTRY: dict[str, type[Scheduler]] = {}
 _BROKEN: dict[str, str] = {}    # plugin name -> why it cannot be used
 
 
-class UnknownSchedulerError(KeyError):
+class UnknownSchedulerError(BatschedError, KeyError):
     def __str__(self) -> str:
         return self.args[0]
 

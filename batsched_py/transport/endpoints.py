@@ -24,6 +24,7 @@ import zmq
 
 from .polling import recv_polling
 from .zmtp import RepConnection, ZmtpError
+from ..errors import BatschedError
 
 TRANSPORTS = ("auto", "zmtp", "libzmq")
 # What SocketRep needs of the OS (Windows has neither): elsewhere, "auto" means libzmq.
@@ -31,7 +32,7 @@ _PLAIN_SOCKETS = hasattr(select, "poll") and hasattr(socket, "MSG_DONTWAIT")
 _READ_SIZE = 1 << 16
 
 
-class PeerClosed(ConnectionError):
+class PeerClosed(BatschedError, ConnectionError):
     """Batsim closed its connection before the simulation ended."""
 
 

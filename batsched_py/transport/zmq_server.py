@@ -10,11 +10,12 @@ from ..scheduler import Scheduler, Session
 from ..scheduler.failure import SchedulerFailure, policy_failure
 from .endpoints import RepEndpoint, bind_rep
 from .polling import DEFAULT_BUSY_WAIT
+from ..errors import BatschedError
 
 DEFAULT_ENDPOINT = "tcp://127.0.0.1:28000"  # loopback: a scheduler is not a public service
 
 
-class PeerTimeout(TimeoutError):
+class PeerTimeout(BatschedError, TimeoutError):
     """Batsim went silent for longer than the allowed timeout."""
 
 

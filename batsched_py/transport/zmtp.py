@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import deque
 from typing import Optional
+from ..errors import BatschedError
 
 GREETING_SIZE = 64
 _SIGNATURE_END = 9          # 0xFF, 8 bytes of padding, 0x7F
@@ -22,7 +23,7 @@ _MORE, _LONG, _COMMAND = 0x01, 0x02, 0x04
 PEER_TYPES = frozenset({b"REQ", b"DEALER"})
 
 
-class ZmtpError(OSError):
+class ZmtpError(BatschedError, OSError):
     """The peer broke the ZeroMQ wire protocol, or is not a peer a REP socket can serve."""
 
 

@@ -9,13 +9,14 @@ from typing import Any, Callable, Iterator, Optional
 
 from .. import json_accel
 from ..textfiles import json_fault, not_utf8
+from ..errors import BatschedError
 
 # The optional accelerator (json_accel): parses a workload 2-3x faster.
 _fast_loads: Optional[Callable[[bytes], Any]] = json_accel.loads
 _FastError = json_accel.DecodeError
 
 
-class WorkloadError(ValueError):
+class WorkloadError(BatschedError, ValueError):
     """Invalid workload; the message names the file and the element."""
 
 

@@ -17,6 +17,7 @@ from typing import IO
 
 from ..textfiles import GZIP_FAULTS, damaged_gzip
 from .progress import progress
+from ..errors import BatschedError
 
 N_FIELDS = 18
 
@@ -32,7 +33,7 @@ _INTEGER_FIELDS = {JOB_ID: "job number", ALLOC_PROCS: "allocated processors", RE
 _HEADER_RE = re.compile(r"^;\s*([A-Za-z][A-Za-z0-9_ ]*?)\s*:\s*(.*?)\s*$")
 
 
-class SwfError(ValueError):
+class SwfError(BatschedError, ValueError):
     """A malformed SWF input; the message names the file and line."""
 
 

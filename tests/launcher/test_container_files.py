@@ -92,9 +92,8 @@ def test_compose_variables():
                                 "-e", "/data/out/fcfs", "-s", "tcp://scheduler:28000", "-E", "--mmax", "64"]
 
 
-def test_readme_commands_match_the_compose_file():
-    readme = REPO / "README.md"
-    text = readme.read_text()
+def test_documented_commands_match_the_compose_file():
+    text = (REPO / "docs" / "guide" / "real-batsim.md").read_text()
     assert "SCHEDULER=easy docker compose up" in text
     assert "docker compose up --abort-on-container-exit --exit-code-from batsim" in text
     for var in re.findall(r"\b([A-Z][A-Z_]+)=\S", text):

@@ -6,9 +6,10 @@ from pathlib import Path
 from typing import Optional
 
 import numpy as np
+from ...errors import BatschedError
 
 
-class JobsError(ValueError):
+class JobsError(BatschedError, ValueError):
     """A trace that cannot be allocated (names the file and the job)."""
 
 

@@ -27,12 +27,13 @@ import numpy as np
 from ...emulator.thermal import ThermalParams, add_jobs
 from .cluster import Cluster, round_robin
 from .jobs import Jobs
+from ...errors import BatschedError
 
 FEATURES = ("utilisation", "spare", "new_cores", "temperature", "power")
 KINDS = ("tandem", "single")
 
 
-class PredictorError(ValueError):
+class PredictorError(BatschedError, ValueError):
     """A missing, foreign or mismatched predictor file (named)."""
 
 

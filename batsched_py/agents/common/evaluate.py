@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
+from ...errors import BatschedError
 
 ENVS = {"shutdown": "batsched_py/Shutdown-v0", "scheduling": "batsched_py/Scheduling-v0"}
 # (reward: the episode's return, the environment's own objective)
@@ -27,7 +28,7 @@ UNITS = {"energy_waste": "W·{t}", "nb_switches": "node switches", "delay": "{t}
 DAY_FIELDS = ("policy", "group", "split", "day", "repeat", "steps", "nb_jobs", *FIGURES, "wall_time_s")
 
 
-class EvaluateError(ValueError):
+class EvaluateError(BatschedError, ValueError):
     """A bad evaluation argument, named."""
 
 

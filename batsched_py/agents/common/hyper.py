@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import math
 from typing import Any, Callable, Optional
+from ...errors import BatschedError
 
 
-class HyperError(ValueError):
+class HyperError(BatschedError, ValueError):
     """A bad PPO setting, named."""
 
 

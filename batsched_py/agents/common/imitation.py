@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
+from ...errors import BatschedError
 
 
-class ImitationError(ValueError):
+class ImitationError(BatschedError, ValueError):
     """A bad imitation argument, named."""
 
 

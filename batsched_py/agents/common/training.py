@@ -22,11 +22,12 @@ from ...interrupts import interruption, signals_deferred
 from ...textfiles import write_whole
 from .checkpoints import WholeCheckpoints, fit_fault, latest_checkpoint, save_whole, stats_of
 from .hyper import HyperError, ppo_settings
+from ...errors import BatschedError
 
 AGENTS = ("shutdown", "scheduling")
 
 
-class TrainError(ValueError):
+class TrainError(BatschedError, ValueError):
     """A bad training argument, named."""
 
 
