@@ -66,6 +66,10 @@ def load_agent(path: str, env: str, deterministic: bool = True) -> SavedAgent:
         algo = MaskablePPO
     # the network classes must be importable before unpickling the policy's settings
     from .. import deepscheduling, deepshutdown  # noqa: F401
+    import torch
+    # (one thread: a decision is one small forward pass, where a thread pool costs ~10x on a busy
+    # machine, and a pool started before a fork deadlocks the forked workers of compare)
+    torch.set_num_threads(1)
     try:
         model = algo.load(file, device="cpu")
     except Exception as exc:       # a broken or foreign zip: one line, not SB3's traceback
