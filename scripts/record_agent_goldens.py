@@ -87,7 +87,9 @@ CASES: dict[str, tuple[Callable[[], Writers], list[str], str, dict]] = {
                                              {"policy": "OR*", "workload": "inputs/2_test_102.json"}),
     "scheduling_agent_SAF-deepshutdown-E": (lambda: DEEPSHUTDOWN_INPUTS, DEEPSHUTDOWN_ARGS, "scheduling-agent",
                                             {"policy": "SAF"}),
-    # the shipped model (too big to copy into inputs/): re-record when it is retrained
+    # the shipped models (too big to copy into inputs/): re-record when they are retrained
+    "deepshutdown-deepshutdown-E": (lambda: DEEPSHUTDOWN_INPUTS, DEEPSHUTDOWN_ARGS, "deepshutdown",
+                                    {"model": "../../../../models/deepshutdown-taurus.zip"}),
     "deepscheduling-deepshutdown-E": (lambda: DEEPSHUTDOWN_INPUTS, DEEPSHUTDOWN_ARGS, "deepscheduling",
                                       {"model": "../../../../models/deepscheduling-taurus.zip"}),
     **{f"volunteer_agent_{policy}-pool20s{seed}-E": (

@@ -208,8 +208,6 @@ def _expand(base: Path, entries, where: str) -> list[Path]:
         if not found:
             raise CampaignError(f"{where}: {entry} matches no workload file")
         out += [p for p in found if p not in out]
-    if not out:          # (an empty list: a campaign of no runs, which would say '0 runs to do' and succeed)
-        raise CampaignError(f"{where}: an empty list of workloads")
     return out
 
 

@@ -79,7 +79,7 @@ def test_an_empty_workload_list_is_refused(tmp_path, capsys):
     path = write_campaign(tmp_path, workloads=[], policies='[policies.easy]\nscheduler = "easy"\n')
     assert main(["campaign", "run", str(path), "--no-progress"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.endswith("workloads.set: an empty list of workloads") and len(err.splitlines()) == 1, err
+    assert err.endswith("workloads.set: [] names no workload file; name at least one") and len(err.splitlines()) == 1, err
 
 
 @pytest.mark.parametrize("job, words", [

@@ -136,7 +136,7 @@ def test_vector_envs():
     fns = [lambda: make("Shutdown", workloads=[DAY]) for _ in range(2)]
     venv = AsyncVectorEnv(fns)
     obs, _ = venv.reset(seed=1)
-    assert obs.shape == (2, 20, 49)
+    assert obs.shape == (2, 20, 65)
     for _ in range(5):
         obs, r, term, trunc, _ = venv.step(np.array([1, 2]))
     assert r.shape == (2,)

@@ -16,7 +16,7 @@ def test_decisions_every_dt_do_not_multiply_with_events(tmp_path):
             for i in range(12)]
     workload = tmp_path / "w.json"
     workload.write_text(json.dumps({"nb_res": 128, "jobs": jobs, "profiles": {"d": {"type": "delay", "delay": 100}}}))
-    result = simulate(PLATFORM, [workload], create("scheduling-agent", {"policy": "FF", "dt": 1.0}), energy=True)
+    result = simulate(PLATFORM, [workload], create("scheduling-agent", {"policy": "FF", "dt": 1.0, "cores_per_node": 16}), energy=True)
     assert all(j.final_state == "COMPLETED_SUCCESSFULLY" for j in result.jobs.values())
     assert result.end_time > 1200
     # one decision per dt over the simulation, plus the messages of the events (submissions,
