@@ -30,7 +30,6 @@ from typing import Any, Callable, Optional
 
 from ..power import read_runtimes
 from .clock import EPS
-from .easy_plan import easy_plan, plan_order
 from .nodes import NodeState
 
 
@@ -68,10 +67,8 @@ class Timeout(Bound):
 def _free_after_demand(s: Any, delay: Optional[Callable[[Any], bool]]) -> int:
     """Free hosts (of every node, reserved ones included) less those the queued jobs that could
     start now would take, EASY's way over the plan order (``delay``: jobs an oracle lets wait)."""
-    jobs = plan_order(s.queue, s.k)
-    started, _ = easy_plan(jobs, s.free_mask_of(), s._releases(), s.now)
     free = s.free_mask_of().bit_count()
-    for job, _ in started:
+    for job in s.startable():
         if delay is None or not delay(job):
             free -= job.res
     return free
