@@ -70,12 +70,13 @@ class TrainConfig:
     imitate_rounds: int = 3                       # 1: plain cloning; more: DAgger rounds, the clone playing
 
 
-def paper_settings(agent: str) -> tuple[str, dict, Callable[[], dict]]:
+def paper_settings(agent: str) -> tuple[str, dict, Callable[[bool], Any], Callable[[bool], dict]]:
+    """The paper's environment, PPO settings, SB3 policy and its arguments (given whether actions are masked)."""
     from importlib import import_module
     if agent not in AGENTS:
         raise TrainError(f"agent {agent!r}: choose shutdown or scheduling")
     settings = import_module(f"batsched_py.agents.deep{agent}.config")
-    return settings.ENV, dict(settings.HYPERPARAMETERS), settings.policy_kwargs
+    return settings.ENV, dict(settings.HYPERPARAMETERS), settings.policy, settings.policy_kwargs
 
 
 def env_factory(env_id: str, platform: Path, workloads: Sequence[Path], env_kwargs: dict, seed: int,
@@ -173,7 +174,7 @@ def train(config: TrainConfig, argv: Optional[Sequence[str]] = None) -> Path:
     import torch
     from stable_baselines3 import PPO
 
-    env_id, paper, policy_kwargs = paper_settings(config.agent)
+    env_id, paper, policy_class, policy_kwargs = paper_settings(config.agent)
     hyper, minibatches = _check_settings(config, paper)
     _check_out(config)
     spaces = _check_env(config, env_id)
@@ -199,7 +200,7 @@ def train(config: TrainConfig, argv: Optional[Sequence[str]] = None) -> Path:
             if config.masking:
                 from sb3_contrib import MaskablePPO
                 algo = MaskablePPO
-            policy = "MultiInputPolicy" if config.agent == "scheduling" else "MlpPolicy"
+            policy = policy_class(config.masking)
             if resumed_from is not None:
                 try:
                     model = algo.load(resumed_from, env=venv, device="cpu")
@@ -214,7 +215,7 @@ def train(config: TrainConfig, argv: Optional[Sequence[str]] = None) -> Path:
                     hyper.update(kept)          # (model.json records what trained)
             else:
                 try:
-                    model = algo(policy, venv, policy_kwargs=policy_kwargs(), seed=config.seed, device="cpu",
+                    model = algo(policy, venv, policy_kwargs=policy_kwargs(config.masking), seed=config.seed, device="cpu",
                                  verbose=0, tensorboard_log=str(config.out / "tensorboard"), **hyper)
                 except (TypeError, ValueError, AssertionError) as exc:    # (SB3 checks its settings with assert)
                     raise TrainError(f"--hyper {json.dumps(config.hyperparameters)}: {exc}") from None
@@ -452,7 +453,7 @@ def _imitate(config: TrainConfig, env_id: str, model: Any, venv: Any, gamma: flo
     t0 = time.time()
     try:
         demos = demonstrations(make_env, teacher, config.workloads, episodes=config.imitate_episodes, gamma=gamma,
-                               seed=config.seed)
+                               seed=config.seed, masking=config.masking)
         teacher_reward = demos.mean_episode_reward
         scale = 1.0
         if config.normalize_reward:
@@ -465,7 +466,8 @@ def _imitate(config: TrainConfig, env_id: str, model: Any, venv: Any, gamma: flo
         played = []
         for round_ in range(1, config.imitate_rounds):
             more = demonstrations(make_env, teacher, config.workloads, episodes=max(1, config.imitate_episodes // 2),
-                                  gamma=gamma, seed=config.seed + 1000 * round_, student=_deterministic(model))
+                                  gamma=gamma, seed=config.seed + 1000 * round_, student=_deterministic(model),
+                                  masking=config.masking)
             played.append(round(more.mean_episode_reward, 3))
             if say:
                 say(f"imitation: round {round_ + 1}/{config.imitate_rounds}: the clone played {more.episodes} days "
@@ -481,8 +483,13 @@ def _imitate(config: TrainConfig, env_id: str, model: Any, venv: Any, gamma: flo
             "accuracy": round(figures["accuracy"], 4), "wall_time_s": round(time.time() - t0, 1)}
 
 
-def _deterministic(model: Any) -> Callable[[Any], int]:
-    return lambda obs: int(model.predict(obs, deterministic=True)[0])
+def _deterministic(model: Any) -> Callable[[Any, Optional[np.ndarray]], int]:
+    """The model's action (among the valid ones, given a mask)."""
+    def act(obs: Any, mask: Optional[np.ndarray]) -> int:
+        if mask is None:
+            return int(model.predict(obs, deterministic=True)[0])
+        return int(model.predict(obs, deterministic=True, action_masks=mask)[0])
+    return act
 
 
 def ProgressLines(total: int, every_s: float = 30.0):
