@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from batsched_py.cli import CliError, main
+from batsched_py.cli import main
 from batsched_py.compare import parse_schedulers
+from batsched_py.errors import InputError
 
 from helpers import GOLDEN
 
@@ -74,7 +75,7 @@ def test_parse_schedulers_labels_options_and_repeats():
     ("easy,", "entry 2 is empty"),
 ])
 def test_parse_schedulers_errors(spec, message):
-    with pytest.raises(CliError, match=message):
+    with pytest.raises(InputError, match=message):
         parse_schedulers(spec)
 
 

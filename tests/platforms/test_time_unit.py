@@ -6,8 +6,8 @@ from pathlib import Path
 
 from batsched_py.cli import main
 from batsched_py.emulator import simulate
-from batsched_py.metrics.cli import main as metrics_main
-from batsched_py.plots.cli import main as plot_main
+from batsched_py.cli.metrics import main as metrics_main
+from batsched_py.cli.plot import main as plot_main
 from batsched_py.scheduler import create
 from batsched_py.platforms.time_unit import detect_time_unit
 from helpers import GOLDEN

@@ -5,7 +5,7 @@ import pytest
 pytest.importorskip("matplotlib")
 
 from batsched_py.plots import comparison_plots  # noqa: E402
-from batsched_py.plots.cli import main  # noqa: E402
+from batsched_py.cli.plot import main  # noqa: E402
 
 GOLDEN = Path(__file__).parents[1] / "data" / "golden_outputs"
 

@@ -13,12 +13,12 @@ from pathlib import Path
 
 from ..argtypes import count, non_negative, positive, positive_count
 from ..interrupts import exit_status, interruption, signals_interrupt
-from .characterise import DEFAULT_GAP, sequential_shares, write_shares_csv
-from .convert import PWA_CITATION, ConversionReport, ConvertOptions, build_workload, describe, prepare
-from .episodes import split_episodes
-from .swf import SwfError, read_swf
 from ..textfiles import os_error, write_whole
-from .upgrade import WorkloadError, upgrade_workload_file
+from ..workloads.characterise import DEFAULT_GAP, sequential_shares, write_shares_csv
+from ..workloads.convert import PWA_CITATION, ConversionReport, ConvertOptions, build_workload, describe, prepare
+from ..workloads.episodes import split_episodes
+from ..workloads.swf import SwfError, read_swf
+from ..workloads.upgrade import WorkloadError, upgrade_workload_file
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -7,12 +7,12 @@ from pathlib import Path
 
 from ..argtypes import time_unit
 from ..textfiles import os_error
-from .checks import refuse_untrusted
-from .compare import compare_table, format_table, write_csv
-from .io import MetricsInputError, output_path, require_path
-from .jobs import read_jobs
-from .summary import write_job_table
-from .time_unit import runs_time_unit
+from ..metrics.checks import refuse_untrusted
+from ..metrics.compare import compare_table, format_table, write_csv
+from ..metrics.io import MetricsInputError, output_path, require_path
+from ..metrics.jobs import read_jobs
+from ..metrics.summary import write_job_table
+from ..metrics.time_unit import runs_time_unit
 
 
 def _parser() -> argparse.ArgumentParser:
