@@ -226,3 +226,22 @@ def test_serve_on_an_address_that_is_not_this_machines_says_so(capsys, transport
 def test_swf2json_on_a_missing_file_names_it(capsys, tmp_path):
     code, _, err = run_main(capsys, "swf2json", str(tmp_path / "nope.swf"), str(tmp_path / "o.json"))
     assert code == 2 and err == f"swf2json: error: {tmp_path / 'nope.swf'}: no such file or directory\n"
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["train", "--help"], ["evaluate", "--help"], ["plot", "--help"],
+                                  ["campaign", "--help"], ["compare", "--help"]])
+def test_help_imports_no_optional_extra(argv):
+    """The command line loads its subcommands at once, but none of the optional extras (the rl
+    extra's torch, stable-baselines3 and gymnasium, ray, matplotlib, docker): they are imported
+    when a command that needs them runs, so help and the other commands work without them."""
+    code = ("import runpy, sys\n"
+            f"sys.argv = ['batsched-py', *{argv!r}]\n"
+            "try:\n"
+            "    runpy.run_module('batsched_py.cli', run_name='__main__')\n"
+            "except SystemExit as exc:\n"
+            "    assert exc.code == 0, exc.code\n"
+            "extras = ('torch', 'stable_baselines3', 'gymnasium', 'ray', 'matplotlib', 'docker')\n"
+            "print('loaded:', [m for m in extras if m in sys.modules], 'cli' in sys.modules['batsched_py'].__dict__)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "usage:" in proc.stdout and proc.stdout.rstrip().endswith("loaded: [] True")
