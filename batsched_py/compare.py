@@ -64,8 +64,8 @@ class CompareOptions:
 @dataclass
 class Comparison:
     """What :func:`compare` wrote: ``rows`` (the table, in the order of the runs, published runs
-    last), ``table`` (its CSV), ``plots`` (the figures drawn), ``results`` (each finished run's
-    output prefix), ``failed`` (label -> error of each run that failed: raise
+    last), ``table`` (its CSV), ``plots`` (the figures drawn), ``results`` (the output prefix
+    of each finished run, published ones included), ``failed`` (label -> error of each run that failed: raise
     :class:`RunsFailed` with it to fail as the command line does) and the ``time_unit`` used."""
     rows: list[dict[str, Any]]
     table: Path
