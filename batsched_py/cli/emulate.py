@@ -10,9 +10,9 @@ from ..interrupts import exit_status, interruption, signals_interrupt
 from ..emulator.engine import EngineOptions, Exchange
 from ..emulator.errors import EmulatorError
 from ..emulator.peer import ZmqPeer
-from ..emulator.platform import PlatformError
 from ..emulator.simulate import SimulationResult, run_engine
 from ..emulator.thermal import LEAKAGE_MODELS, ThermalParams
+from .common import KNOWN_ERRORS
 
 __all__ = ["main", "emulate", "build_parser", "batsim_args_to_kwargs"]
 
@@ -132,7 +132,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         ns = _parse(args)
         with ZmqPeer(ns.socket_endpoint, ns.timeout, ns.busy_wait / 1e6) as peer, signals_interrupt():
             result = emulate(args, peer)
-    except (EmulatorError, PlatformError, OSError) as exc:
+    except KNOWN_ERRORS as exc:
         print(f"batsched-py emulate: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:

@@ -7,6 +7,7 @@ import warnings
 from pathlib import Path
 
 from ..argtypes import non_negative, non_negative_list, positive, positive_count, positive_list
+from ..errors import BatschedError
 from ..interrupts import exit_status, interruption, signals_interrupt
 from ..textfiles import os_error, write_whole
 
@@ -129,7 +130,7 @@ def _run(args: argparse.Namespace) -> int:
                                   cores=args.cores)
         write_whole(Path(args.output), platform_xml(spec))
         check_like_batsim(args.output, energy=args.command == "taurus" or not args.no_energy)
-    except (PlatformError, ValueError, OSError) as exc:
+    except (BatschedError, ValueError, OSError) as exc:
         print(f"platform: error: {os_error(exc) if isinstance(exc, OSError) else exc}", file=sys.stderr)
         return 2
     print(f"wrote {args.output}")

@@ -5,8 +5,8 @@ import argparse
 import sys
 
 from ..argtypes import time_unit
+from ..errors import BatschedError
 from ..metrics.checks import refuse_untrusted
-from ..metrics.io import MetricsInputError
 from ..metrics.time_unit import runs_time_unit
 from ..plots.compare import comparison_plots
 from ..plots.gantt import plot_gantt
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
             paths = plot_power_states(args.source, args.output, time_unit=unit, title=args.title)
         else:
             paths = comparison_plots(sources, args.outdir, args.platform, unit)
-    except (ImportError, MetricsInputError, ValueError, OSError) as exc:
+    except (ImportError, BatschedError, ValueError, OSError) as exc:
         print(f"plot: error: {os_error(exc) if isinstance(exc, OSError) else exc}", file=sys.stderr)
         return 2
     for path in paths:
