@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from batsched_py.emulator import run_engine
-from batsched_py.emulator.cli import batsim_args_to_kwargs
+from batsched_py.cli.emulate import batsim_args_to_kwargs
 
 from golden_replay import GOLDEN, Replayer, cases, meta, transcript
 from helpers import OUTPUTS, output_differences

@@ -6,7 +6,7 @@ import pytest
 from batsched_py.platforms import (PlatformError, energy_cluster, host_powers, platform_xml,
                                    taurus_cluster, upgrade_platform_file)
 from batsched_py.emulator.platform import PlatformError as Refused, load_platform
-from batsched_py.platforms.cli import main
+from batsched_py.cli.platform import main
 from helpers import SHARED as _SHARED
 
 SHARED = _SHARED / "data"

@@ -12,13 +12,14 @@ import sys
 from pathlib import Path
 
 from ..argtypes import count, non_negative, positive, positive_count
+from ..errors import BatschedError
 from ..interrupts import exit_status, interruption, signals_interrupt
-from .characterise import DEFAULT_GAP, sequential_shares, write_shares_csv
-from .convert import PWA_CITATION, ConversionReport, ConvertOptions, build_workload, describe, prepare
-from .episodes import split_episodes
-from .swf import SwfError, read_swf
 from ..textfiles import os_error, write_whole
-from .upgrade import WorkloadError, upgrade_workload_file
+from ..workloads.characterise import DEFAULT_GAP, sequential_shares, write_shares_csv
+from ..workloads.convert import PWA_CITATION, ConversionReport, ConvertOptions, build_workload, describe, prepare
+from ..workloads.episodes import split_episodes
+from ..workloads.swf import read_swf
+from ..workloads.upgrade import upgrade_workload_file
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -100,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"swf2json: {interruption(exc)}: {len(written)} workload file{'s' * (len(written) != 1)} written, "
               "whole; no other", file=sys.stderr)
         return exit_status(exc)
-    except (SwfError, ValueError, OSError) as exc:     # (OSError: unreadable input, unwritable output)
+    except (BatschedError, ValueError, OSError) as exc:     # (OSError: unreadable input, unwritable output)
         print(f"swf2json: error: {os_error(exc) if isinstance(exc, OSError) else exc}", file=sys.stderr)
         return 2
 
@@ -186,7 +187,7 @@ def workload_main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt as exc:
         print(f"workload: {interruption(exc)} (outputs are written whole or not at all)", file=sys.stderr)
         return exit_status(exc)
-    except (SwfError, WorkloadError, ValueError, OSError) as exc:
+    except (BatschedError, ValueError, OSError) as exc:
         print(f"workload: error: {os_error(exc) if isinstance(exc, OSError) else exc}", file=sys.stderr)
         return 2
     return 0

@@ -6,13 +6,14 @@ import sys
 from pathlib import Path
 
 from ..argtypes import time_unit
+from ..errors import BatschedError
 from ..textfiles import os_error
-from .checks import refuse_untrusted
-from .compare import compare_table, format_table, write_csv
-from .io import MetricsInputError, output_path, require_path
-from .jobs import read_jobs
-from .summary import write_job_table
-from .time_unit import runs_time_unit
+from ..metrics.checks import refuse_untrusted
+from ..metrics.compare import compare_table, format_table, write_csv
+from ..metrics.io import MetricsInputError, output_path, require_path
+from ..metrics.jobs import read_jobs
+from ..metrics.summary import write_job_table
+from ..metrics.time_unit import runs_time_unit
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -66,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.output:
             write_csv(rows, args.output)
         unit, note = runs_time_unit(args.time_unit, args.platform, results.values())
-    except (MetricsInputError, ValueError, OSError) as exc:
+    except (BatschedError, ValueError, OSError) as exc:
         print(f"metrics: error: {os_error(exc) if isinstance(exc, OSError) else exc}", file=sys.stderr)
         return 2
     columns = list(rows[0]) if args.all_columns and rows else None

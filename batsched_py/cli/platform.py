@@ -7,13 +7,15 @@ import warnings
 from pathlib import Path
 
 from ..argtypes import non_negative, non_negative_list, positive, positive_count, positive_list
+from ..errors import BatschedError
 from ..interrupts import exit_status, interruption, signals_interrupt
 from ..textfiles import os_error, write_whole
 
-from .generate import energy_cluster, plain_cluster, platform_xml, taurus_cluster
-from .read import PlatformError
-from .read import parse_xml
-from .upgrade import asleep_warning, hosts_starting_asleep, upgrade_platform_file
+from ..emulator.errors import NetworkNotModelledWarning
+from ..emulator.platform import NoMasterHost, PlatformError as Refused, load_platform
+from ..platforms.generate import energy_cluster, plain_cluster, platform_xml, taurus_cluster
+from ..platforms.read import PlatformError, parse_xml
+from ..platforms.upgrade import asleep_warning, hosts_starting_asleep, upgrade_platform_file
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -66,8 +68,6 @@ def check_like_batsim(path: str, energy: bool, mmax: int = 0, written: bool = Tr
     """Load the platform with the emulator's reader, which refuses what Batsim 4.2.1's own platform
     reader refuses (roles, speeds, pstates, routes; with ``energy``, -E's checks, hosts starting
     asleep included: Batsim aborts at the first job on them); returns its number of compute hosts."""
-    from ..emulator.errors import NetworkNotModelledWarning
-    from ..emulator.platform import NoMasterHost, PlatformError as Refused, load_platform
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NetworkNotModelledWarning)
         try:
@@ -130,7 +130,7 @@ def _run(args: argparse.Namespace) -> int:
                                   cores=args.cores)
         write_whole(Path(args.output), platform_xml(spec))
         check_like_batsim(args.output, energy=args.command == "taurus" or not args.no_energy)
-    except (PlatformError, ValueError, OSError) as exc:
+    except (BatschedError, ValueError, OSError) as exc:
         print(f"platform: error: {os_error(exc) if isinstance(exc, OSError) else exc}", file=sys.stderr)
         return 2
     print(f"wrote {args.output}")

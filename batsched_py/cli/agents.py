@@ -2,13 +2,18 @@
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import signal
 import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ...argtypes import count, positive_count, time_unit
+from ..agents.common.evaluate import EvaluateError, dedupe, evaluate, parse_policies, table
+from ..agents.common.figures import draw
+from ..argtypes import count, positive_count, time_unit
+from ..errors import BatschedError
+from ..interrupts import exit_status, interruption, signals_interrupt
 
 
 def _json_object(text: str) -> dict:
@@ -62,9 +67,9 @@ def train_main(argv: Optional[Sequence[str]] = None) -> int:
                          "baseline labels them (DAgger) (3)")
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
-    from ...envs.core import EnvError, workload_files
-    from ...interrupts import exit_status, interruption, signals_interrupt
-    from .training import TrainConfig, TrainError, train
+    # (gymnasium, torch and stable-baselines3, the rl extra: imported once the arguments are read)
+    from ..agents.common.training import TrainConfig, TrainError, train
+    from ..envs.core import workload_files
     imitation = {"episodes": args.imitate_days, "epochs": args.imitate_epochs, "rounds": args.imitate_rounds}
     try:
         given = [f"--imitate-{'days' if k == 'episodes' else k}" for k, v in imitation.items() if v is not None]
@@ -79,7 +84,7 @@ def train_main(argv: Optional[Sequence[str]] = None) -> int:
                              **{f"imitate_{k}": v for k, v in imitation.items() if v is not None})
         with signals_interrupt():      # (SIGTERM too: the checkpoints stay, OUT/_INCOMPLETE says why)
             path = train(config, ["train", *argv])
-    except (EnvError, TrainError) as exc:
+    except BatschedError as exc:
         print(f"batsched-py train: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:
@@ -119,11 +124,7 @@ def evaluate_main(argv: Optional[Sequence[str]] = None) -> int:
                     help="drop evaluation days whose jobs equal those of a day here (the training days)")
     ap.add_argument("--no-figures", action="store_true")
     args = ap.parse_args(argv)
-    from ...envs.core import EnvError, platform_hosts, workload_files
-    from ...interrupts import exit_status, interruption
-    from ...policies.options import PolicyOptionError
-    from ...campaigns.executor import ExecutorError
-    from .evaluate import EvaluateError, dedupe, evaluate, parse_policies, table
+    from ..envs.core import platform_hosts, workload_files   # (gymnasium: the rl extra)
     try:
         platform_hosts(args.platform)
         days = workload_files(args.workloads)
@@ -136,7 +137,7 @@ def evaluate_main(argv: Optional[Sequence[str]] = None) -> int:
         specs = parse_policies(args.policies)
         summary = evaluate(args.env, args.platform, days, specs, args.out, repeat=args.repeat, jobs=args.jobs,
                            env_kwargs=args.env_args, address=args.address)
-    except (EnvError, EvaluateError, PolicyOptionError, ExecutorError) as exc:
+    except BatschedError as exc:
         print(f"batsched-py evaluate: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:
@@ -145,8 +146,6 @@ def evaluate_main(argv: Optional[Sequence[str]] = None) -> int:
         return exit_status(exc)
     print(table(summary, args.time_unit))
     if not args.no_figures:
-        import csv
-        from .figures import draw
         with open(args.out / "days.csv") as f:
             rows = list(csv.DictReader(f))
         for path in draw(rows, days, args.out, args.time_unit):

@@ -7,9 +7,12 @@ from typing import Any, Optional, Sequence
 
 from ..argtypes import count, non_negative
 from ..interrupts import exit_status, interruption, signals_interrupt
-from .engine import EngineOptions, Exchange
-from .errors import EmulatorError
-from .thermal import LEAKAGE_MODELS, ThermalParams
+from ..emulator.engine import EngineOptions, Exchange
+from ..emulator.errors import EmulatorError
+from ..emulator.peer import ZmqPeer
+from ..emulator.simulate import SimulationResult, run_engine
+from ..emulator.thermal import LEAKAGE_MODELS, ThermalParams
+from .common import KNOWN_ERRORS
 
 __all__ = ["main", "emulate", "build_parser", "batsim_args_to_kwargs"]
 
@@ -115,15 +118,12 @@ def batsim_args_to_kwargs(args: Sequence[str]) -> dict[str, Any]:
                 if ns.thermal else None)
 
 
-def emulate(args: Sequence[str], exchange: Exchange):
-    """Run the emulator with Batsim-style ``args`` against ``exchange``; returns a SimulationResult."""
-    from .simulate import run_engine
+def emulate(args: Sequence[str], exchange: Exchange) -> SimulationResult:
+    """Run the emulator with Batsim-style ``args`` against ``exchange``."""
     return run_engine(exchange=exchange, **batsim_args_to_kwargs(args))
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    from .peer import ZmqPeer
-    from .platform import PlatformError
     args = list(sys.argv[1:] if argv is None else argv)
     if any(a in ("-h", "--help") for a in args):
         build_parser().print_help()
@@ -132,7 +132,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         ns = _parse(args)
         with ZmqPeer(ns.socket_endpoint, ns.timeout, ns.busy_wait / 1e6) as peer, signals_interrupt():
             result = emulate(args, peer)
-    except (EmulatorError, PlatformError, OSError) as exc:
+    except KNOWN_ERRORS as exc:
         print(f"batsched-py emulate: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:
