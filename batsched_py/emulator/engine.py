@@ -62,6 +62,7 @@ from .. import protocol as p
 from ..scheduler.failure import policy_failure
 from .errors import EmulatorError, NetworkNotModelledWarning
 from .events_file import ExternalEvent
+from .json_numbers import as_batsim_reads
 from .machines import Machines
 from .platform import Platform, compute_resources_json
 from .profiles import Task, expand_tasks, parse_profile, unsupported_part
@@ -654,6 +655,7 @@ class Engine:
         now = self._asked_at
         if not isinstance(reply, p.Message):
             raise EmulatorError(f"reply to message {index}: not a protocol Message ({type(reply).__name__})")
+        reply = as_batsim_reads(reply)
         reply_now = reply.now
         if reply_now < now:
             raise EmulatorError(f"reply to message {index}: now={reply_now} is before the request's "
