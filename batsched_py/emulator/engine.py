@@ -434,8 +434,10 @@ class Engine:
                         soon = [a for a in soon if a.seq > self._message_seq]
             else:
                 # Receiving this message is a zero-delta SimGrid step: sub-precision sleeps and
-                # zero-work executions end with it.
+                # zero-work executions end with it, and so does the message's own action.
                 soon = tl.take_soon() if tl.soon else None
+                if energy and mailbox[0][0] in self._compute_host_senders:
+                    self.machines.action_ended(tl.now, (self._sender_host(mailbox[0]),))
             # A new scheduling round: the server, the sender and the actors of the ended actions
             # run in sub-rounds (see _check_sees_nothing).
             if touched:
@@ -533,16 +535,18 @@ class Engine:
                 return ended or None
             self._round(ended)
 
+    def _sender_host(self, item: tuple) -> int:
+        """The compute host whose actor sent ``item``: a job's actor runs on the job's first
+        host, a switch actor on its host."""
+        return item[1][0].alloc.min if item[0] == self._on_end else item[1][1][0]
+
     def _cross(self, item: tuple) -> Optional[list[Action]]:
         """On a platform with links: the message ``item``, at the head of the mailbox, crosses its
         sender's route to the server, its latency first (SimGrid's ptask_L07: a latency phase, no
         bandwidth used), then its byte (see _transfer).  The sender: a job's actor runs on the
         job's first host, a switch actor on its host, every other actor on the master host.  With
         -E, SimGrid updates the energy of a compute host whose message arrives."""
-        sender = item[0]
-        host = -1
-        if sender in self._compute_host_senders:
-            host = item[1][0].alloc.min if sender == self._on_end else item[1][1][0]
+        host = self._sender_host(item) if item[0] in self._compute_host_senders else -1
         latency, rate = self._route_latency[host], self._route_rate[host]
         tl = self.tl
         ended: Optional[list[Action]] = None
