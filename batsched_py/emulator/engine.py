@@ -25,7 +25,8 @@ How Batsim orders things (learnt from its sources and SimGrid's, checked against
   message arrives (the energy plugin updates the hosts of every action that ends).  Each switch
   actor's message is then its own; without links, the switch completions of one request that end
   together are one mailbox item.  A switch request's rows are written when its last host is done.
-  Not modelled: the killer actor's message reporting a KILL_JOB (a warning on such platforms).
+  A KILL_JOB's killer actor (master host) kills, then tells the server with its own message:
+  JOB_COMPLETED (COMPLETED_KILLED) and JOB_KILLED are written when the server receives it.
 - SimGrid scheduling rounds (scripts/simgrid_study/README.md): after each solve (every receive
   is one) the woken actors run in sub-rounds, each simcall costing its actor one.  The server
   checks its mailbox in the sub-round it got its message, plus one per simcall of its handler:
@@ -50,7 +51,6 @@ message is formatted only when there is an error.
 """
 from __future__ import annotations
 
-import warnings
 from collections import deque
 from time import perf_counter as _perf_counter
 from dataclasses import dataclass
@@ -60,7 +60,7 @@ from procset import ProcSet
 
 from .. import protocol as p
 from ..scheduler.failure import policy_failure
-from .errors import EmulatorError, NetworkNotModelledWarning
+from .errors import EmulatorError
 from .events_file import ExternalEvent
 from .json_numbers import as_batsim_reads
 from .machines import Machines
@@ -238,7 +238,6 @@ class Engine:
         # On a platform with links, every message crosses its sender's route (see _cross).
         self._routed = platform.routes is not None
         self._message_seq = -1        # see _cross
-        self._kill_warned = False
         self._event_number = 0
         self._route_latency: list[float] = []     # per compute host, then the master host's last
         self._route_rate: list[float] = []
@@ -820,7 +819,8 @@ class Engine:
             job.energy = self.machines.job_ended(self.tl.now, job.id, job.alloc)
 
     def _kill_running(self, job: Job, rc: int) -> None:
-        """The server kills a running job: its actions are cancelled, its hosts freed."""
+        """The killer actor kills a running job: its actions are cancelled, its hosts freed; the
+        server learns it from the killer's message (_on_killing_done)."""
         if job.actions:
             if self._energy:
                 self._actions_ended(job)
@@ -828,19 +828,28 @@ class Engine:
                 a.alive = False
             job.actions = ()
         self._free_hosts(job)
-        self._completed(job, "COMPLETED_KILLED", rc)
+        job.state, job.return_code, job.finish = "COMPLETED_KILLED", rc, self.tl.now
 
-    def _completed(self, job: Job, state: str, rc: int) -> None:
-        """The server learns that the job ended (JOB_COMPLETED, or it killed it)."""
+    def _on_killing_done(self, payload: tuple[tuple[str, ...], dict, list[Job]]) -> None:
+        """The killer actor's message: the server completes the jobs it killed, then acknowledges
+        the KILL_JOB."""
+        ids, progress, killed = payload
+        for job in killed:
+            self._completed(job, job.state, job.return_code, job.finish)
+        self._out.append(p.JobKilled(self._stamp(), ids, progress))
+
+    def _completed(self, job: Job, state: str, rc: int, finish: Optional[float] = None) -> None:
+        """The server learns that the job ended at ``finish`` (default: now): JOB_COMPLETED, or
+        its killer's message."""
         t = self.tl.now
-        job.state, job.return_code, job.finish = state, rc, t
+        job.state, job.return_code, job.finish = state, rc, t if finish is None else finish
         self.nb_running -= 1
         self.nb_completed += 1
         if self._ended is not None:
             self._ended.append(job)
         if self.writers is not None:  # _record, inlined
             self.writers.job_row(job.name, job.workload, job.profile, job.subtime, job.res,
-                                 -1.0 if job.walltime is None else job.walltime, state, job.start, t,
+                                 -1.0 if job.walltime is None else job.walltime, state, job.start, job.finish,
                                  "" if job.alloc is None else job.alloc, job.energy, job.metadata)
         self._out.append(p.JobCompleted(self._stamp_value if t == self._stamp_at else self._stamp(), job.id,
                                         state, rc, job.alloc))
@@ -1059,8 +1068,10 @@ class Engine:
             self.on_progress(self.nb_submitted, self.nb_completed)
 
     def _kill(self, payload: tuple[p.KillJob, int]) -> None:
+        """Batsim's server creates a killer actor for the jobs not asked to be killed before: it
+        kills the running ones, then puts its message after its simcalls (creation, kills)."""
         e, index = payload
-        ids, progress = [], {}
+        ids, progress, killed = [], {}, []
         for job_id in e.job_ids:
             job = self._job(job_id, e, index)
             if job.kill_requested:
@@ -1074,15 +1085,9 @@ class Engine:
             if job.state == "RUNNING":
                 progress[job.id], rc = self._kill_progress(job)
                 self._kill_running(job, rc)
+                killed.append(job)
         if ids:
-            self._out.append(p.JobKilled(self._stamp(), tuple(ids), progress))
-            if self._routed and not self._kill_warned:
-                self._kill_warned = True
-                warnings.warn(NetworkNotModelledWarning(
-                    f"{self.platform.path}: KILL_JOB at t={self.tl.now:g}: Batsim's killer actor tells its server "
-                    "of the kills with a message over the master host's route, which the emulator does not "
-                    "model: JOB_COMPLETED (COMPLETED_KILLED) and JOB_KILLED come that route's time earlier "
-                    "than in Batsim"), stacklevel=2)
+            self._deferred.append([3, (self._on_killing_done, (tuple(ids), progress, killed))])
 
     def _kill_progress(self, job: Job) -> tuple[p.JobProgress, int]:
         i = min(job.task_index, len(job.tasks) - 1)
