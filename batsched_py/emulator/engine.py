@@ -145,6 +145,13 @@ def _task_rate(task: Task, speed: float, nb_hosts: int) -> float:
     return speed / flops if flops > 0 else 0.0
 
 
+def _task_flops(task: Task, nb_hosts: int) -> float | tuple[float, ...]:
+    """A cpu task's flops on each host: one amount for all, or one per host rank."""
+    if task.vector:
+        return task.vector
+    return task.amount / nb_hosts if task.total else task.amount
+
+
 class _Plan:
     """What running one profile takes, computed at its first execution: its leaf tasks, the
     job's return code, whether every task is a ``_total`` one (then any allocation size is
@@ -886,9 +893,9 @@ class Engine:
             task = tasks[i][0]
             job.task_index, job.task_start = i, tl.now
             remaining = job.remaining
-            if self._energy:
-                self.machines.job_load_changed(tl.now, job.id, job.alloc, 0.0 if task.kind == "delay" else 1.0)
             if task.kind == "delay":
+                if self._energy:
+                    self.machines.job_load_changed(tl.now, job.id, job.alloc, 0.0)
                 d = task.amount
                 if remaining < 0 or d < remaining:
                     if d > 0:
@@ -904,6 +911,8 @@ class Engine:
             rate = plan.rates[i]
             if rate is None:
                 rate = self._rate(job, task)
+            if self._energy:
+                self.machines.job_computes(tl.now, job.id, job.alloc, _task_flops(task, len(job.alloc)), rate)
             ex = tl.execute(rate, (self._task_done, (job, i, False)))
             if remaining >= 0:
                 # wait_for(remaining): SimGrid adds a timeout sleep, created after the execution.
