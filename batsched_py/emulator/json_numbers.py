@@ -80,10 +80,19 @@ def rapidjson_double(text: str) -> float:
     return -d if minus else d
 
 
+# The last time read and what Batsim reads for it: a reply's times are mostly one value, its now.
+_last = [0.0, 0.0]
+
+
 def _read(x: float) -> float:
     """``x`` sent as JSON (its shortest repr, as json and orjson write it) and read by Batsim."""
+    last = _last
+    if x == last[0]:
+        return last[1]
     text = repr(x)
-    return x if len(text) <= 16 and "e" not in text else rapidjson_double(text)
+    read = x if len(text) <= 16 and "e" not in text else rapidjson_double(text)
+    last[0], last[1] = x, read
+    return read
 
 
 def as_batsim_reads(reply: p.Message) -> p.Message:
@@ -91,14 +100,18 @@ def as_batsim_reads(reply: p.Message) -> p.Message:
     CALL_ME_LATER's date) as Batsim reads them from the JSON the scheduler sends: the same
     message (no copy) when they all read back unchanged, as most do."""
     now = _read(reply.now)
-    events = list(reply.events)
-    changed = now != reply.now
+    events = reply.events
+    read: list | None = None
     for i, e in enumerate(events):
         t = _read(e.timestamp)
         if e.__class__ is p.CallMeLater:
             at = _read(e.at)
             if t != e.timestamp or at != e.at:
-                events[i], changed = replace(e, timestamp=t, at=at), True
+                read = read or list(events)
+                read[i] = replace(e, timestamp=t, at=at)
         elif t != e.timestamp:
-            events[i], changed = replace(e, timestamp=t), True
-    return p.Message(now, tuple(events)) if changed else reply
+            read = read or list(events)
+            read[i] = replace(e, timestamp=t)
+    if read is None:
+        return reply if now == reply.now else p.Message(now, events)
+    return p.Message(now, tuple(read))
