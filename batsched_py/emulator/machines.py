@@ -403,7 +403,12 @@ class Machines:
         """A CPU action on ``hosts`` ended or was cancelled at ``t``, its load still counted:
         SimGrid updates those hosts' energy (see above).  No-op without -E."""
         if self.energy_enabled:
-            self.hosts_energy(t, hosts)
+            if self._creation_power:
+                self._leave_creation_power(t)
+            update = self._update
+            for a, b in _ranges(hosts):
+                for h in range(a, b + 1):
+                    update(h, t)
 
     def consumed_energy(self, t: float) -> float:
         """Total energy (J) of all compute hosts from the start to ``t`` (0 without -E): every
