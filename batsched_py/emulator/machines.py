@@ -28,7 +28,7 @@ pstate)``; a compute->compute pstate change is immediate.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 from enum import Enum
 import numpy as np
 from procset import ProcSet
@@ -582,8 +582,11 @@ class Machines:
         if not self.energy_enabled:
             return
         speeds, pstate = self._speeds, self._sg_pstate
-        ranks = None if isinstance(flops, (int, float)) else flops
-        amount = 0.0 if ranks is not None else float(flops)      # type: ignore[arg-type]
+        ranks: Optional[Sequence[float]] = None
+        if isinstance(flops, (int, float)):
+            amount = float(flops)
+        else:
+            ranks, amount = flops, 0.0
         rank = 0
         for a, b in _ranges(hosts):
             for h in range(a, b + 1):
