@@ -25,7 +25,8 @@ How Batsim orders things (learnt from its sources and SimGrid's, checked against
   message arrives (the energy plugin updates the hosts of every action that ends).  Each switch
   actor's message is then its own; without links, the switch completions of one request that end
   together are one mailbox item.  A switch request's rows are written when its last host is done.
-  Not modelled: the killer actor's message reporting a KILL_JOB (a warning on such platforms).
+  A KILL_JOB's killer actor (master host) kills, then tells the server with its own message:
+  JOB_COMPLETED (COMPLETED_KILLED) and JOB_KILLED are written when the server receives it.
 - SimGrid scheduling rounds (scripts/simgrid_study/README.md): after each solve (every receive
   is one) the woken actors run in sub-rounds, each simcall costing its actor one.  The server
   checks its mailbox in the sub-round it got its message, plus one per simcall of its handler:
@@ -50,7 +51,6 @@ message is formatted only when there is an error.
 """
 from __future__ import annotations
 
-import warnings
 from collections import deque
 from time import perf_counter as _perf_counter
 from dataclasses import dataclass
@@ -60,8 +60,9 @@ from procset import ProcSet
 
 from .. import protocol as p
 from ..scheduler.failure import policy_failure
-from .errors import EmulatorError, NetworkNotModelledWarning
+from .errors import EmulatorError
 from .events_file import ExternalEvent
+from .json_numbers import as_batsim_reads
 from .machines import Machines
 from .platform import Platform, compute_resources_json
 from .profiles import Task, expand_tasks, parse_profile, unsupported_part
@@ -142,6 +143,13 @@ def _task_rate(task: Task, speed: float, nb_hosts: int) -> float:
     else:
         flops = task.amount / nb_hosts if task.total else task.amount
     return speed / flops if flops > 0 else 0.0
+
+
+def _task_flops(task: Task, nb_hosts: int) -> float | tuple[float, ...]:
+    """A cpu task's flops on each host: one amount for all, or one per host rank."""
+    if task.vector:
+        return task.vector
+    return task.amount / nb_hosts if task.total else task.amount
 
 
 class _Plan:
@@ -237,7 +245,6 @@ class Engine:
         # On a platform with links, every message crosses its sender's route (see _cross).
         self._routed = platform.routes is not None
         self._message_seq = -1        # see _cross
-        self._kill_warned = False
         self._event_number = 0
         self._route_latency: list[float] = []     # per compute host, then the master host's last
         self._route_rate: list[float] = []
@@ -433,8 +440,10 @@ class Engine:
                         soon = [a for a in soon if a.seq > self._message_seq]
             else:
                 # Receiving this message is a zero-delta SimGrid step: sub-precision sleeps and
-                # zero-work executions end with it.
+                # zero-work executions end with it, and so does the message's own action.
                 soon = tl.take_soon() if tl.soon else None
+                if energy and mailbox[0][0] in self._compute_host_senders:
+                    self.machines.action_ended(tl.now, (self._sender_host(mailbox[0]),))
             # A new scheduling round: the server, the sender and the actors of the ended actions
             # run in sub-rounds (see _check_sees_nothing).
             if touched:
@@ -532,16 +541,18 @@ class Engine:
                 return ended or None
             self._round(ended)
 
+    def _sender_host(self, item: tuple) -> int:
+        """The compute host whose actor sent ``item``: a job's actor runs on the job's first
+        host, a switch actor on its host."""
+        return item[1][0].alloc.min if item[0] == self._on_end else item[1][1][0]
+
     def _cross(self, item: tuple) -> Optional[list[Action]]:
         """On a platform with links: the message ``item``, at the head of the mailbox, crosses its
         sender's route to the server, its latency first (SimGrid's ptask_L07: a latency phase, no
         bandwidth used), then its byte (see _transfer).  The sender: a job's actor runs on the
         job's first host, a switch actor on its host, every other actor on the master host.  With
         -E, SimGrid updates the energy of a compute host whose message arrives."""
-        sender = item[0]
-        host = -1
-        if sender in self._compute_host_senders:
-            host = item[1][0].alloc.min if sender == self._on_end else item[1][1][0]
+        host = self._sender_host(item) if item[0] in self._compute_host_senders else -1
         latency, rate = self._route_latency[host], self._route_rate[host]
         tl = self.tl
         ended: Optional[list[Action]] = None
@@ -654,6 +665,7 @@ class Engine:
         now = self._asked_at
         if not isinstance(reply, p.Message):
             raise EmulatorError(f"reply to message {index}: not a protocol Message ({type(reply).__name__})")
+        reply = as_batsim_reads(reply)
         reply_now = reply.now
         if reply_now < now:
             raise EmulatorError(f"reply to message {index}: now={reply_now} is before the request's "
@@ -814,7 +826,8 @@ class Engine:
             job.energy = self.machines.job_ended(self.tl.now, job.id, job.alloc)
 
     def _kill_running(self, job: Job, rc: int) -> None:
-        """The server kills a running job: its actions are cancelled, its hosts freed."""
+        """The killer actor kills a running job: its actions are cancelled, its hosts freed; the
+        server learns it from the killer's message (_on_killing_done)."""
         if job.actions:
             if self._energy:
                 self._actions_ended(job)
@@ -822,19 +835,28 @@ class Engine:
                 a.alive = False
             job.actions = ()
         self._free_hosts(job)
-        self._completed(job, "COMPLETED_KILLED", rc)
+        job.state, job.return_code, job.finish = "COMPLETED_KILLED", rc, self.tl.now
 
-    def _completed(self, job: Job, state: str, rc: int) -> None:
-        """The server learns that the job ended (JOB_COMPLETED, or it killed it)."""
+    def _on_killing_done(self, payload: tuple[tuple[str, ...], dict, list[Job]]) -> None:
+        """The killer actor's message: the server completes the jobs it killed, then acknowledges
+        the KILL_JOB."""
+        ids, progress, killed = payload
+        for job in killed:
+            self._completed(job, job.state, job.return_code, job.finish)
+        self._out.append(p.JobKilled(self._stamp(), ids, progress))
+
+    def _completed(self, job: Job, state: str, rc: int, finish: Optional[float] = None) -> None:
+        """The server learns that the job ended at ``finish`` (default: now): JOB_COMPLETED, or
+        its killer's message."""
         t = self.tl.now
-        job.state, job.return_code, job.finish = state, rc, t
+        job.state, job.return_code, job.finish = state, rc, t if finish is None else finish
         self.nb_running -= 1
         self.nb_completed += 1
         if self._ended is not None:
             self._ended.append(job)
         if self.writers is not None:  # _record, inlined
             self.writers.job_row(job.name, job.workload, job.profile, job.subtime, job.res,
-                                 -1.0 if job.walltime is None else job.walltime, state, job.start, t,
+                                 -1.0 if job.walltime is None else job.walltime, state, job.start, job.finish,
                                  "" if job.alloc is None else job.alloc, job.energy, job.metadata)
         self._out.append(p.JobCompleted(self._stamp_value if t == self._stamp_at else self._stamp(), job.id,
                                         state, rc, job.alloc))
@@ -871,9 +893,9 @@ class Engine:
             task = tasks[i][0]
             job.task_index, job.task_start = i, tl.now
             remaining = job.remaining
-            if self._energy:
-                self.machines.job_load_changed(tl.now, job.id, job.alloc, 0.0 if task.kind == "delay" else 1.0)
             if task.kind == "delay":
+                if self._energy:
+                    self.machines.job_load_changed(tl.now, job.id, job.alloc, 0.0)
                 d = task.amount
                 if remaining < 0 or d < remaining:
                     if d > 0:
@@ -889,6 +911,8 @@ class Engine:
             rate = plan.rates[i]
             if rate is None:
                 rate = self._rate(job, task)
+            if self._energy:
+                self.machines.job_computes(tl.now, job.id, job.alloc, _task_flops(task, len(job.alloc)), rate)
             ex = tl.execute(rate, (self._task_done, (job, i, False)))
             if remaining >= 0:
                 # wait_for(remaining): SimGrid adds a timeout sleep, created after the execution.
@@ -1053,8 +1077,10 @@ class Engine:
             self.on_progress(self.nb_submitted, self.nb_completed)
 
     def _kill(self, payload: tuple[p.KillJob, int]) -> None:
+        """Batsim's server creates a killer actor for the jobs not asked to be killed before: it
+        kills the running ones, then puts its message after its simcalls (creation, kills)."""
         e, index = payload
-        ids, progress = [], {}
+        ids, progress, killed = [], {}, []
         for job_id in e.job_ids:
             job = self._job(job_id, e, index)
             if job.kill_requested:
@@ -1068,15 +1094,9 @@ class Engine:
             if job.state == "RUNNING":
                 progress[job.id], rc = self._kill_progress(job)
                 self._kill_running(job, rc)
+                killed.append(job)
         if ids:
-            self._out.append(p.JobKilled(self._stamp(), tuple(ids), progress))
-            if self._routed and not self._kill_warned:
-                self._kill_warned = True
-                warnings.warn(NetworkNotModelledWarning(
-                    f"{self.platform.path}: KILL_JOB at t={self.tl.now:g}: Batsim's killer actor tells its server "
-                    "of the kills with a message over the master host's route, which the emulator does not "
-                    "model: JOB_COMPLETED (COMPLETED_KILLED) and JOB_KILLED come that route's time earlier "
-                    "than in Batsim"), stacklevel=2)
+            self._deferred.append([3, (self._on_killing_done, (tuple(ids), progress, killed))])
 
     def _kill_progress(self, job: Job) -> tuple[p.JobProgress, int]:
         i = min(job.task_index, len(job.tasks) - 1)
