@@ -599,3 +599,186 @@ def test_no_command_prints_the_help_and_exits_2(capsys):
     assert _call([]) == (2, "")
     out, err = capsys.readouterr()
     assert out.startswith("usage: batsched-py") and "COMMAND" in out and err == ""
+
+
+# --- the Gymnasium environments: bad construction arguments, and bad calls in an episode ---
+
+VOLUNTEER = ROOT / "tests" / "data" / "golden" / "volunteer_agent_random-pool20s1-E" / "inputs"
+ELASTIC_WORKLOAD = ROOT / "workloads" / "elastic" / "lpc_egee_small.json"
+
+
+def _env_base(name, files):
+    """The good arguments of each environment, which a case then spoils."""
+    return {"Shutdown": {"platform": str(TAURUS), "workloads": [files["day"]]},
+            "Scheduling": {"platform": str(TAURUS), "workloads": [files["day"]]},
+            "Elastic": {"platform": str(ELASTIC), "workloads": [str(ELASTIC_WORKLOAD)]},
+            "VolunteerPool": {"platform": str(VOLUNTEER / "pool.xml"), "workloads": [str(VOLUNTEER / "jobs.json")],
+                              "events": str(VOLUNTEER / "logins.jsonl")},
+            "Allocation": {"jobs": files["tiny"], "nb_processors": 4}}[name]
+
+
+# spoilt arguments common to the environments built on Batsim inputs
+COMMON_ENV_KW = {
+    "unknown-argument": {"colour": "blue"}, "platform-missing": {"platform": "{missing}"},
+    "platform-folder": {"platform": "{folder}"}, "platform-binary": {"platform": "{p_binary_xml}"},
+    "platform-cut": {"platform": "{p_cut_xml}"}, "platform-a-workload": {"platform": "{good_json}"},
+    "platform-number": {"platform": 3}, "workloads-empty-list": {"workloads": []},
+    "workloads-missing": {"workloads": ["{missing}"]}, "workloads-empty-folder": {"workloads": ["{empty_folder}"]},
+    "workloads-cut": {"workloads": ["{cut_json}"]}, "workloads-binary": {"workloads": ["{binary_json}"]},
+    "workloads-a-platform": {"workloads": ["{e128}"]}, "workloads-number": {"workloads": [5]},
+    "workloads-negative-subtime": {"workloads": ["{w_subtime_negative_json}"]},
+    "backend-unknown": {"backend": "slurm"}, "output-prefix-number": {"output_prefix": 5},
+    "output-prefix-empty": {"output_prefix": ""},
+}
+ENV_KW = {
+    "Shutdown": {"dt-0": {"dt": 0}, "dt-nan": {"dt": math.nan}, "dt-text": {"dt": "1"}, "day-negative": {"day": -1.0},
+                 "history-0": {"history": 0}, "history-float": {"history": 2.5}, "queue-features-negative":
+                 {"queue_features": -1}, "tau-text": {"tau": "half"}, "tau-inf": {"tau": math.inf},
+                 "cores-per-node-0": {"cores_per_node": 0}, "start-asleep-text": {"start_asleep": "yes"},
+                 "energy-weight-inf": {"energy_weight": math.inf}},
+    "Scheduling": {"dt-negative": {"dt": -1}, "max-queue-0": {"max_queue": 0}, "max-running-negative":
+                   {"max_running": -3}, "history-text": {"history": "20"}, "confidence-jobs-negative":
+                   {"confidence_jobs": -1}, "sigma-nan": {"sigma": math.nan},
+                   "max-time-0": {"max_time": 0}, "timeout-negative": {"timeout": -5.0},
+                   "cores-per-node-float": {"cores_per_node": 1.5}},
+    "Elastic": {"mode-unknown": {"mode": "teleport"}, "lam-2": {"lam": 2}, "second-unknown": {"second": "speed"},
+                "period-0": {"period": 0}, "period-nan": {"period": math.nan}, "pool-steps-empty": {"pool_steps": []},
+                "pool-steps-text": {"pool_steps": ["up"]}, "nb-vos-0": {"nb_vos": 0}, "runtimes-unknown":
+                {"runtimes": "guess"}, "pool-0": {"pool": 0}, "min-pool-negative": {"min_pool": -1},
+                "max-time-negative": {"max_time": -10.0}},
+    "VolunteerPool": {"events-missing": {"events": "{missing}"}, "events-folder": {"events": "{folder}"},
+                      "events-cut": {"events": "{cut_json}"}, "level-unknown": {"level": "planet"},
+                      "sigma-2": {"sigma": 2}, "cycle-0": {"cycle": 0}, "patience-negative": {"patience": -1.0},
+                      "seed-negative": {"seed": -1}, "seed-text": {"seed": "x"}, "max-time-0": {"max_time": 0}},
+    "Allocation": {"unknown-argument": {"colour": "blue"}, "jobs-missing": {"jobs": "{missing}"},
+                   "jobs-folder": {"jobs": "{folder}"}, "jobs-binary": {"jobs": "{swf_binary_swf}"},
+                   "jobs-empty": {"jobs": "{swf_empty_swf}"}, "jobs-number": {"jobs": 7},
+                   "nb-processors-0": {"nb_processors": 0}, "nb-processors-float": {"nb_processors": 4.0},
+                   "cores-0": {"cores": 0}, "cores-text": {"cores": "2"}, "J-3": {"J": 3},
+                   "baseline-unknown": {"baseline": "guru"}, "reward-unknown": {"reward": "gold"},
+                   "backend-unknown": {"backend": "quantum"}, "predictor-without-file": {"backend": "predictor"},
+                   "predictor-missing": {"backend": "predictor", "predictor": "{missing}"},
+                   "alpha-negative": {"alpha": -1}, "alpha-nan": {"alpha": math.nan},
+                   "episode-days-0": {"episode_days": 0}, "episode-days-text": {"episode_days": "1"},
+                   "max-temperature-inf": {"max_temperature": math.inf}, "thermal-unknown": {"thermal": {"colour": 1}},
+                   "thermal-a-list": {"thermal": [1]}},
+}
+ENV_CASES = {f"{env}-{label}": (env, kw) for env in ENV_KW for label, kw in
+             ({**(COMMON_ENV_KW if env != "Allocation" else {}), **ENV_KW[env]}).items()}
+
+
+def _spoil(kw, files):
+    def fill(v):
+        if isinstance(v, str):
+            return _format([v], files, Path("/nonexistent"))[0]
+        return [fill(x) for x in v] if isinstance(v, list) else v
+    return {k: fill(v) for k, v in kw.items()}
+
+
+def check_env_error(call):
+    """``call()`` raises the package's error (or Gymnasium's own, for what Gymnasium checks) in one line;
+    not a TypeError, AttributeError or AssertionError from deep inside, and it does not return."""
+    import gymnasium
+    old = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.alarm(HANG_S)
+    try:
+        call()
+    except (BatschedError, gymnasium.error.Error, TypeError) as exc:
+        message = str(exc)
+        if not isinstance(exc, (BatschedError, gymnasium.error.Error)):     # Python's, for a misspelt argument
+            assert "unexpected keyword argument" in message, repr(exc)
+        assert message and "\n" not in message.strip(), repr(message)
+        return message
+    except _Hang:
+        pytest.fail(f"no answer in {HANG_S} s")
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    pytest.fail("accepted")
+
+
+@pytest.mark.parametrize("case", ENV_CASES)
+def test_an_environment_refuses_bad_arguments_at_construction(files, case):
+    import gymnasium as gym
+    import batsched_py.envs  # noqa: F401  (registers the environments)
+    env, kw = ENV_CASES[case]
+    arguments = {**_env_base(env, files), **_spoil(kw, files)}
+    check_env_error(lambda: gym.make(f"batsched_py/{env}-v0", **arguments))
+
+
+# bad calls on a built environment: (what, the call on env (unwrapped), reset first)
+BAD_ACTIONS = {"minus-one": -1, "one-past": "n", "float": 0.5, "text": "0", "none": None, "list": [0, 1],
+               "nan": math.nan, "huge": 2 ** 70}
+EPISODE_CALLS = {
+    "step-before-reset": (lambda env, a: env.step(0), False),
+    "reset-seed-negative": (lambda env, a: env.reset(seed=-1), False),
+    "reset-seed-text": (lambda env, a: env.reset(seed="x"), False),
+    "reset-seed-float": (lambda env, a: env.reset(seed=1.5), False),
+    "reset-options-unknown": (lambda env, a: env.reset(options={"colour": 1}), False),
+    "reset-options-not-a-dict": (lambda env, a: env.reset(options="fast"), False),
+    "step-after-close": (lambda env, a: (env.close(), env.step(0)), True),
+    **{f"step-action-{name}": ((lambda env, a: env.step(env.action_space.n if a == "n" else a)), True)
+       for name in BAD_ACTIONS},
+}
+EPISODE_ENVS = ("Shutdown", "Scheduling", "Elastic", "VolunteerPool", "Allocation")
+
+
+@pytest.mark.parametrize("call", EPISODE_CALLS)
+@pytest.mark.parametrize("env_name", EPISODE_ENVS)
+def test_an_environment_refuses_bad_calls(files, env_name, call):
+    import gymnasium as gym
+    import batsched_py.envs  # noqa: F401
+    how, reset_first = EPISODE_CALLS[call]
+    env = gym.make(f"batsched_py/{env_name}-v0", **_env_base(env_name, files)).unwrapped
+    try:
+        if reset_first:
+            env.reset(seed=0)
+        name = call.removeprefix("step-action-")
+        check_env_error(lambda: how(env, BAD_ACTIONS.get(name)))
+    finally:
+        env.close()
+
+
+# --- the Python entry points: saved agents and policies with bad options ---
+
+API_CASES = {
+    "deepshutdown-model-missing": ("deepshutdown", {"model": "{missing}"}),
+    "deepshutdown-model-folder": ("deepshutdown", {"model": "{folder}"}),
+    "deepshutdown-model-text": ("deepshutdown", {"model": "{model_text_zip}"}),
+    "deepshutdown-model-cut": ("deepshutdown", {"model": "{model_cut_zip}"}),
+    "deepshutdown-model-empty-zip": ("deepshutdown", {"model": "{model_empty_zip}"}),
+    "deepshutdown-model-other-zip": ("deepshutdown", {"model": "{model_other_zip}"}),
+    "deepshutdown-model-number": ("deepshutdown", {"model": 5}),
+    "deepshutdown-deterministic-text": ("deepshutdown", {"model": "{model}", "deterministic": "yes"}),
+    "deepshutdown-dt-0": ("deepshutdown", {"model": "{model}", "dt": 0}),
+    "deepshutdown-history-negative": ("deepshutdown", {"model": "{model}", "history": -1}),
+    "deepscheduling-model-text": ("deepscheduling", {"model": "{model_text_zip}"}),
+    "deepscheduling-model-of-shutdown": ("deepscheduling", {"model": "{model}"}),
+    "dqn-allocation-model-text": ("dqn-allocation", {"model": "{model_text_zip}"}),
+    "dqn-allocation-J-3": ("dqn-allocation", {"J": 3}),
+    "dqn-allocation-leakage-unknown": ("dqn-allocation", {"leakage_model": "cubic"}),
+    "shutdown-agent-policy-unknown": ("shutdown-agent", {"policy": "GURU"}),
+    "shutdown-agent-policy-number": ("shutdown-agent", {"policy": 5}),
+    "scheduling-agent-policy-unknown": ("scheduling-agent", {"policy": "GURU"}),
+    "elastic-agent-policy-unknown": ("elastic-agent", {"policy": "GURU"}),
+    "volunteer-agent-policy-unknown": ("volunteer-agent", {"policy": "GURU"}),
+    "oracle-host-speed-negative": ("oracle", {"host_speed": -1}),
+    "oracle-base-unknown": ("oracle", {"base": "teleport"}),
+    "oracle-threshold-nan": ("oracle", {"threshold": math.nan}),
+    "timeout-timeout-negative": ("timeout", {"timeout": -5}),
+    "timeout-timeout-text": ("timeout", {"timeout": "soon"}),
+    "conservative-queue-order-unknown": ("conservative", {"queue_order": "random-walk"}),
+    "filler-custom-mapping-text": ("filler", {"custom_mapping": "yes"}),
+    "sjf-unknown-option": ("sjf", {"colour": 1}),
+    "thermal-allocation-unknown-option": ("thermal-allocation", {"colour": 1}),
+    "unknown-scheduler": ("teleport", {}),
+    "options-not-a-dict": ("easy", ["queue_order"]),
+}
+
+
+@pytest.mark.parametrize("case", API_CASES)
+def test_a_policy_refuses_bad_options_when_created(files, case):
+    from batsched_py.scheduler import create
+    name, options = API_CASES[case]
+    options = _spoil(options, files) if isinstance(options, dict) else options
+    check_env_error(lambda: create(name, options))
