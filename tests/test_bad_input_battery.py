@@ -519,6 +519,7 @@ for label, extra in {
     "env-cut": ["--env", "{"], "env-list": ["--env", "[1]"], "env-dt-0": ["--env", '{"dt": 0}'],
     "env-day-negative": ["--env", '{"day": -1440}'], "env-history-0": ["--env", '{"history": 0}'],
     "env-weight-nan": ["--env", '{"energy_weight": NaN}'], "env-platform-key": ["--env", '{"platform": "x.xml"}'],
+    "env-workloads-key": ["--env", '{"workloads": []}'],
     "imitate-unknown": ["--imitate", "GURU"], "imitate-days-0": ["--imitate", "T0", "--imitate-days", "0"],
     "imitate-epochs-negative": ["--imitate", "T0", "--imitate-epochs", "-1"],
     "vec-env-unknown": ["--vec-env", "threads"], "agent-unknown": ["--total-steps", "32"],
@@ -542,7 +543,8 @@ for label, extra in {
     "repeat-negative": ["--policies", "T0", "--repeat", "-1"], "jobs-text": ["--policies", "T0", "-j", "x"],
     "time-unit-unknown": ["--policies", "T0", "--time-unit", "moons"],
     "address-unknown": ["--policies", "T0", "--address", "nowhere"],
-    "env-args-cut": ["--policies", "T0", "--env-args", "{"], "env-args-dt-0": ["--policies", "T0", "--env-args", '{"dt": 0}'],
+    "env-args-cut": ["--policies", "T0", "--env-args", "{"],
+    "env-args-platform-key": ["--policies", "T0", "--env-args", '{"platform": "x.xml"}'], "env-args-dt-0": ["--policies", "T0", "--env-args", '{"dt": 0}'],
     "platform-missing": ["--policies", "T0", "-p", "{missing}"], "platform-binary": ["--policies", "T0", "-p", "{p_binary_xml}"],
     "workloads-missing": ["--policies", "T0", "-w", "{missing}"],
     "workloads-empty-folder": ["--policies", "T0", "-w", "{empty_folder}"],
@@ -579,6 +581,8 @@ WORDS = {
     "plot-gantt-platform-binary": ["-p", "p-binary.xml"],
     "evaluate-policies-empty-label": ["'=T0' has an empty label"],
     "emulate-verbosity-unknown": ["--verbosity", "'chatty'"],
+    "train-env-platform-key": ["--env", "'platform': given by -p and -w"],
+    "evaluate-env-args-platform-key": ["--env-args", "'platform': given by -p and -w"],
 }
 for _case, _words in WORDS.items():
     CLI[_case] = (CLI[_case][0], _words)
