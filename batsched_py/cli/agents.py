@@ -144,6 +144,9 @@ def evaluate_main(argv: Optional[Sequence[str]] = None) -> int:
             if not days:
                 raise EvaluateError("every evaluation day is also a --dedupe-against day")
         specs = parse_policies(args.policies)
+        if args.repeat > 1 and not any(spec.stochastic for spec in specs):
+            raise EvaluateError(f"--repeat {args.repeat}: no policy is stochastic (a trained agent with "
+                                '{"deterministic": false}): each would play every day once')
         summary = evaluate(args.env, args.platform, days, specs, args.out, repeat=args.repeat, jobs=args.jobs,
                            env_kwargs=args.env_args, address=args.address)
     except BatschedError as exc:
