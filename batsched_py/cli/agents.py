@@ -26,6 +26,15 @@ def _json_object(text: str) -> dict:
     return value
 
 
+def _env_arguments(text: str) -> dict:
+    """Environment arguments: a JSON object that leaves the platform and the days to -p and -w."""
+    value = _json_object(text)
+    given = [key for key in ("platform", "workloads") if key in value]
+    if given:
+        raise argparse.ArgumentTypeError(f"{' and '.join(map(repr, given))}: given by -p and -w, not here")
+    return value
+
+
 def train_main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     ap = argparse.ArgumentParser(prog="batsched-py train", description=(
@@ -48,7 +57,7 @@ def train_main(argv: Optional[Sequence[str]] = None) -> int:
                     help="continue from the newest whole checkpoint of this agent in OUT/checkpoints")
     ap.add_argument("--overwrite", action="store_true",
                     help="replace the training OUT holds (else a used OUT is refused: --resume continues it)")
-    ap.add_argument("--env", type=_json_object, default={}, metavar="JSON",
+    ap.add_argument("--env", type=_env_arguments, default={}, metavar="JSON",
                     help="environment arguments, e.g. '{\"energy_weight\": 1.0}'")
     ap.add_argument("--hyper", type=_json_object, default={}, metavar="JSON",
                     help="PPO settings overriding the paper's, e.g. '{\"learning_rate\": 3e-4}'")
@@ -115,7 +124,7 @@ def evaluate_main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("-o", "--out", type=Path, required=True, help="output folder")
     ap.add_argument("--repeat", type=positive_count, default=1, help="repetitions of stochastic agents (the paper: 4)")
     ap.add_argument("-j", "--jobs", type=count, default=0, help="parallel processes (0: all CPUs)")
-    ap.add_argument("--env-args", type=_json_object, default={}, metavar="JSON", help="environment arguments")
+    ap.add_argument("--env-args", type=_env_arguments, default={}, metavar="JSON", help="environment arguments")
     ap.add_argument("--time-unit", type=time_unit, default="min",
                     help="the platform's time unit, for labels (min on Grid'5000)")
     ap.add_argument("--address", default=None,
@@ -135,6 +144,9 @@ def evaluate_main(argv: Optional[Sequence[str]] = None) -> int:
             if not days:
                 raise EvaluateError("every evaluation day is also a --dedupe-against day")
         specs = parse_policies(args.policies)
+        if args.repeat > 1 and not any(spec.stochastic for spec in specs):
+            raise EvaluateError(f"--repeat {args.repeat}: no policy is stochastic (a trained agent with "
+                                '{"deterministic": false}): each would play every day once')
         summary = evaluate(args.env, args.platform, days, specs, args.out, repeat=args.repeat, jobs=args.jobs,
                            env_kwargs=args.env_args, address=args.address)
     except BatschedError as exc:

@@ -23,7 +23,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     rp = sub.add_parser("run", help="run the runs not done yet")
     rp.add_argument("file", type=Path)
-    rp.add_argument("-j", "--jobs", type=count, default=0, help="local worker processes (default: number of cores)")
+    rp.add_argument("-j", "--jobs", type=count, default=0, help="local worker processes (default 0: number of cores)")
     rp.add_argument("--address", help="run on Ray: 'local' (a Ray instance started here), 'auto' (the cluster "
                                       "this machine belongs to) or 'ray://HOST:10001' (Ray Client)")
     rp.add_argument("--retries", type=count, default=2, help="retries of a run whose worker died (default 2)")

@@ -22,7 +22,7 @@ def add_compare(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> N
     cp.add_argument("--include-published", nargs="*", default=[], type=Path, metavar="DIR",
                     help="directories holding Batsim outputs of other schedulers (out_jobs.csv, ...)")
     cp.add_argument("-j", "--jobs", type=count, default=0,
-                    help="parallel local processes (default: number of cores; with --address, Ray's CPUs decide)")
+                    help="parallel local processes (default 0: number of cores; with --address, Ray's CPUs decide)")
     cp.add_argument("--address", help="run on Ray instead of local processes: 'local' (a Ray instance started "
                                       "here), 'auto' (this machine's cluster) or 'ray://HOST:10001' (the input "
                                       "files travel with the runs)")

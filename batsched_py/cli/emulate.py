@@ -66,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="registered jobs are acknowledged with JOB_SUBMITTED (needs --enable-dynamic-jobs)")
     ap.add_argument("--forward-unknown-events", action="store_true",
                     help="events of unknown types in --events files are forwarded to the scheduler as NOTIFY")
-    ap.add_argument("-v", "--verbosity", default="information",
+    ap.add_argument("-v", "--verbosity", default="information", choices=("quiet", "network-only", "information", "debug"),
                     help="Batsim's log level (accepted for compatibility: the emulator prints errors and one "
                          "closing line)")
     ap.add_argument("-q", "--quiet", action="store_true", help="no closing line")

@@ -9,7 +9,7 @@ from pathlib import Path
 from ..argtypes import non_negative, non_negative_list, positive, positive_count, positive_list
 from ..errors import BatschedError
 from ..interrupts import exit_status, interruption, signals_interrupt
-from ..textfiles import os_error, write_whole
+from ..textfiles import os_error, refuse_overwriting, write_whole
 
 from ..emulator.errors import NetworkNotModelledWarning
 from ..emulator.platform import NoMasterHost, PlatformError as Refused, load_platform
@@ -60,7 +60,7 @@ def _per_pstate(values: list[float], n: int, name: str) -> list[float]:
     if len(values) == 1:
         return values * n
     if len(values) != n:
-        raise ValueError(f"--{name} needs 1 or {n} values (one per speed)")
+        raise ValueError(f"--{name}: {len(values)} values for {n} speed(s): give 1 value, or one per speed")
     return values
 
 
@@ -106,6 +106,7 @@ def _run(args: argparse.Namespace) -> int:
         if args.command == "cluster" and args.no_energy and _ignored_by_no_energy(args):
             raise ValueError(f"--no-energy: {', '.join(_ignored_by_no_energy(args))} would be ignored")
         if args.command == "upgrade":
+            refuse_overwriting(args.output, args.input, "output", "Batsim 3 input")
             for change in upgrade_platform_file(args.input, args.output, awake=args.awake):
                 print(change)
             check_like_batsim(args.output, energy=False)
@@ -115,6 +116,8 @@ def _run(args: argparse.Namespace) -> int:
             return 0
         if args.command == "check":
             n = check_like_batsim(args.platform, energy=args.energy, mmax=args.mmax, written=False)
+            if args.mmax > n > 0:       # (Batsim ignores it: a mistake, refused as `run` does)
+                raise ValueError(f"--mmax {args.mmax}: the platform {args.platform} has only {n} compute hosts")
             print(f"{args.platform}: ok: {n} compute hosts, as Batsim 4.2.1{' with -E' if args.energy else ''} "
                   "reads it")
             return 0

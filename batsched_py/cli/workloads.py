@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -14,11 +15,11 @@ from pathlib import Path
 from ..argtypes import count, non_negative, positive, positive_count
 from ..errors import BatschedError
 from ..interrupts import exit_status, interruption, signals_interrupt
-from ..textfiles import os_error, write_whole
+from ..textfiles import os_error, refuse_overwriting, write_whole
 from ..workloads.characterise import DEFAULT_GAP, sequential_shares, write_shares_csv
 from ..workloads.convert import PWA_CITATION, ConversionReport, ConvertOptions, build_workload, describe, prepare
 from ..workloads.episodes import split_episodes
-from ..workloads.swf import read_swf
+from ..workloads.swf import SwfError, read_swf
 from ..workloads.upgrade import upgrade_workload_file
 
 
@@ -108,9 +109,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _refuse_overwriting_input(args: argparse.Namespace, out: Path, what: str = "output") -> None:
     """An output that is the input trace would replace it with JSON."""
-    if out.exists() and Path(args.swf).exists() and out.samefile(args.swf):
-        raise ValueError(f"{what} {out} is the input trace {args.swf}: writing it would overwrite the trace; "
-                         "name another file")
+    refuse_overwriting(out, args.swf, what, "input trace")
 
 
 def _no_jobs(args: argparse.Namespace, report: ConversionReport) -> str:
@@ -125,6 +124,11 @@ def _convert(args: argparse.Namespace, argv: list[str] | None, written: list[Pat
     _refuse_overwriting_input(args, Path(args.output))
     if args.report:
         _refuse_overwriting_input(args, Path(args.report), "--report")
+        refuse_overwriting(args.report, args.output, "--report", "output")
+    if args.split and (args.output.endswith(("/", os.sep)) or Path(args.output).is_dir()):
+        raise ValueError(f"{args.output}: with --split, OUTPUT is a file prefix and this one names a folder "
+                         f"(files would be {Path(args.output) / '_DATE.json'}); give one such as "
+                         f"{Path(args.output) / 'day'}")
     trace = read_swf(args.swf, skip_malformed=args.skip_malformed,
                      max_lines=args.max_lines, show_progress=not args.quiet)
     jobs, nb_res, report = prepare(trace, opts)
@@ -180,6 +184,7 @@ def workload_main(argv: list[str] | None = None) -> int:
     try:
         with signals_interrupt():
             if args.command == "upgrade":
+                refuse_overwriting(args.output, args.input, "output", "Batsim 3 input")
                 for change in upgrade_workload_file(args.input, args.output):
                     print(change)
             else:
@@ -194,7 +199,11 @@ def workload_main(argv: list[str] | None = None) -> int:
 
 
 def _characterise(args: argparse.Namespace) -> None:
+    if args.output:
+        refuse_overwriting(args.output, args.swf, "-o", "input trace")
     rows = sequential_shares(read_swf(args.swf, skip_malformed=args.skip_malformed), args.gap)
+    if not rows:
+        raise SwfError(f"{args.swf}: no job to characterise")
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         write_shares_csv(rows, args.output)

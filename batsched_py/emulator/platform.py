@@ -213,7 +213,9 @@ def load_platform(path: str | Path, *, mmax: int = 0, energy: bool = False,
         # SimGrid's parser accepts blank lines before the XML declaration; expat does not.
         with open(path, "rb") as f:
             root = ET.fromstring(f.read().lstrip())
-    except (ET.ParseError, OSError) as exc:
+    except OSError as exc:
+        raise PlatformError(f"{path}: cannot read the platform ({exc.strerror or exc})") from None
+    except ET.ParseError as exc:
         raise PlatformError(f"{path}: cannot parse platform XML: {exc}") from None
     if root.tag != "platform":
         raise PlatformError(f"{path}: root element is <{root.tag}>, expected <platform>")

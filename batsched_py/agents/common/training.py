@@ -35,6 +35,9 @@ class ActorError(TrainError):
     """An episode failed in an actor (a day, a policy or the simulation): the training stops."""
 
 
+#: environments one machine's processes hold (--vec-env subprocess or dummy); Ray spreads more
+MAX_LOCAL_ACTORS = 256
+
 # what a previous training left in an output folder
 TRAINING_FILES = ("checkpoints", "model.zip", "model.json", "imitation.zip", "_INCOMPLETE", "tensorboard")
 
@@ -178,6 +181,7 @@ def train(config: TrainConfig, argv: Optional[Sequence[str]] = None) -> Path:
     hyper, minibatches = _check_settings(config, paper)
     _check_out(config)
     spaces = _check_env(config, env_id)
+    _check_rollout_memory(hyper["n_steps"], config.actors, spaces[0])
     if config.imitate:
         _check_teacher(config)
     algorithm = "MaskablePPO" if config.masking else "PPO"
@@ -325,6 +329,9 @@ def _check_settings(config: TrainConfig, paper: dict[str, Any]) -> tuple[dict[st
     top = 2 ** 32 - config.actors          # (actor i is seeded seed + i; numpy takes seeds below 2**32)
     if isinstance(config.seed, bool) or not isinstance(config.seed, int) or not 0 <= config.seed <= top:
         raise TrainError(f"--seed {config.seed!r}: a seed is an integer from 0 to {top}")
+    if config.vec_env != "ray" and config.actors > MAX_LOCAL_ACTORS:
+        raise TrainError(f"--actors {config.actors}: more environments than the {MAX_LOCAL_ACTORS} one machine "
+                         f"runs (--vec-env {config.vec_env}); --vec-env ray spreads them over a cluster")
     if config.ray_address is not None and config.vec_env != "ray":
         raise TrainError(f"--ray-address {config.ray_address}: applies with --vec-env ray only (not {config.vec_env})")
     if config.vec_env not in ("subprocess", "dummy", "ray"):
@@ -337,6 +344,16 @@ def _check_settings(config: TrainConfig, paper: dict[str, Any]) -> tuple[dict[st
         return ppo_settings(paper, config.hyperparameters, config.actors)
     except HyperError as exc:
         raise TrainError(str(exc)) from None
+
+
+def _check_rollout_memory(n_steps: int, actors: int, observation_space: Any) -> None:
+    """SB3 allocates the rollout buffer whole (n_steps x actors observations, float32) as it starts:
+    one larger than the machine's memory is named now, not a numpy MemoryError."""
+    need = 4 * n_steps * actors * gym.spaces.flatdim(observation_space)
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if need > memory:
+        raise TrainError(f"--hyper n_steps {n_steps} x {actors} actors: the rollout buffer alone would take "
+                         f"{need / 2 ** 30:,.0f} GiB, more than this machine's {memory / 2 ** 30:,.0f} GiB")
 
 
 def _check_out(config: TrainConfig) -> None:
