@@ -36,12 +36,11 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from ...scheduler import HostState, Job, Scheduler, register
+from ...scheduler import HostState, Job, Scheduler
 from ...scheduler.view import lowest_bits, procset_of_mask
 from ..options import PolicyOptionError, choice_option, number_option, refuse_unknown
 from ..power import read_runtimes, require_sleep_states
 from .base import ActionError, AgentMixin, action_int
-from .loading import load_policy
 from .shutdown import _int_option
 
 MODES = ("scheduling", "elastic")
@@ -291,19 +290,9 @@ class ElasticScheduler(AgentMixin, ElasticPool):
         return 7 + 2 * self.n_classes + self.nb_vos
 
 
-@register("elastic-agent")
-class ElasticAgent(ElasticScheduler):
-    description = ("Perez et al.'s elastic provisioning as a scheduler: option 'policy' = FCFS, EDF, a SARSA agent "
-                   "(.npz from scripts/reproduce_elastic.py) or 'module:callable'; 'mode' scheduling|elastic")
-
-    def __init__(self, options: Optional[Mapping[str, Any]] = None):
-        super().__init__(options)
-        self.policy = load_policy(self.options.get("policy"), "elastic")
-
-
 def deadline(s: ElasticPool, job: Job) -> float:
     """EDF's deadline: the job's earliest possible end (submission + runtime)."""
     return job.subtime + s.estimates.get(job.id, math.inf)
 
 
-__all__ = ["ElasticPool", "ElasticScheduler", "ElasticAgent", "MODES", "deadline"]
+__all__ = ["ElasticPool", "ElasticScheduler", "MODES", "deadline"]

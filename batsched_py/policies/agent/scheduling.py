@@ -38,14 +38,13 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from ...scheduler import HostState, Job, register
+from ...scheduler import HostState, Job
 from ..base import QueuePolicy
 from ..options import PolicyOptionError, flag_option, number_option
 from ..power import PowerMixin
 from ..selection import Selector, preferring
 from .base import ActionError, AgentMixin, action_int
 from .clock import Grid
-from .loading import load_policy, trained_agent
 from .nodes import switch_idle_nodes_off
 from .shutdown import _int_option
 
@@ -245,26 +244,4 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
         return {"queue": queue, "running": running, "snapshots": snapshots}
 
 
-@register("scheduling-agent")
-class SchedulingAgent(SchedulingScheduler):
-    description = ("a DeepScheduling policy as a scheduler: option 'policy' = a saved agent (.zip), a baseline "
-                   "(FF, EASY, SAF) or 'module:callable' (obs -> action)")
-
-    def __init__(self, options: Optional[Mapping[str, Any]] = None):
-        super().__init__(options)
-        self.policy = load_policy(self.options.get("policy"), "scheduling")
-
-
-__all__ = ["SchedulingScheduler", "SchedulingAgent", "DeepScheduling", "ActionError", "PolicyOptionError"]
-
-
-@register("deepscheduling")
-class DeepScheduling(SchedulingScheduler):
-    description = ("a trained DeepScheduling agent: option 'model' = its .zip (batsched-py train scheduling); "
-                   "'deterministic' (default true)")
-    OPTIONS = SchedulingScheduler.OPTIONS | {"model", "deterministic"}
-
-    def __init__(self, options: Optional[Mapping[str, Any]] = None):
-        policy, rest = trained_agent("deepscheduling", "scheduling", dict(options or {}))
-        super().__init__(rest)
-        self.policy = policy
+__all__ = ["SchedulingScheduler", "ActionError", "PolicyOptionError"]

@@ -43,7 +43,7 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from ...scheduler import HostState, register
+from ...scheduler import HostState
 from ...scheduler.view import lowest_bits, procset_of_mask
 from ..base import QueuePolicy
 from ..options import PolicyOptionError, number_option
@@ -51,7 +51,6 @@ from ..power import require_sleep_states
 from .base import AgentMixin, action_int
 from .clock import DRIFT, EPS, LAG
 from .easy_plan import easy_plan, plan_order
-from .loading import load_policy, trained_agent
 from .nodes import NodeState, node_masks, node_states, switch_idle_nodes_off
 
 
@@ -346,30 +345,8 @@ _RELEASE_RANK = {NodeState.IDLE: 0, NodeState.COMPUTING: 0, NodeState.SWITCHING_
                  NodeState.SWITCHING_OFF: 2}
 
 
-@register("shutdown-agent")
-class ShutdownAgent(ShutdownScheduler):
-    description = ("a DeepShutdown policy as a scheduler: option 'policy' = a saved agent (.zip), a baseline "
-                   "(T0, T1, T5, T10, OR*) or 'module:callable' (obs -> nodes to keep off)")
-
-    def __init__(self, options: Optional[Mapping[str, Any]] = None):
-        super().__init__(options)
-        self.policy = load_policy(self.options.get("policy"), "shutdown")
-
-
 def _int_option(options: Mapping[str, Any], name: str, default: int) -> int:
     value = options.get(name, default)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise PolicyOptionError(f"option {name}: {value!r} is not a positive integer")
     return value
-
-
-@register("deepshutdown")
-class DeepShutdown(ShutdownScheduler):
-    description = ("a trained DeepShutdown agent: option 'model' = its .zip (batsched-py train shutdown); "
-                   "'deterministic' (default true)")
-    OPTIONS = ShutdownScheduler.OPTIONS | {"model", "deterministic"}
-
-    def __init__(self, options: Optional[Mapping[str, Any]] = None):
-        policy, rest = trained_agent("deepshutdown", "shutdown", dict(options or {}))
-        super().__init__(rest)
-        self.policy = policy
