@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
 
 from ..emulator import EmulatorError
 from ..emulator.platform import PlatformError, load_platform
@@ -112,6 +114,19 @@ def reset_options(options: Any, known: Sequence[str]) -> dict[str, Any]:
         raise EnvError(f"reset(options=...): unknown key(s) {', '.join(map(repr, unknown))}; this environment's: "
                        f"{', '.join(map(repr, known))}")
     return options
+
+
+def spaces_of(mdp: MDP) -> tuple[spaces.Space, spaces.Space]:
+    """(observation space, action space) of a decision-point scheduler's MDP."""
+    if mdp.levels:
+        observation: spaces.Space = spaces.MultiDiscrete(list(mdp.levels))
+    elif isinstance(mdp.shape, Mapping):
+        observation = spaces.Dict({k: spaces.Box(0.0, 1.0, shape, np.float32) for k, shape in mdp.shape.items()})
+    else:
+        observation = spaces.Box(0.0, 1.0, mdp.shape, np.float32)
+    action = (spaces.Discrete(mdp.actions) if isinstance(mdp.actions, int)
+              else spaces.MultiDiscrete(list(mdp.actions)))
+    return observation, action
 
 
 def weight(name: str, value: Any) -> float:

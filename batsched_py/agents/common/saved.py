@@ -31,8 +31,7 @@ class SavedAgent:
             raise PolicyOptionError(f"model {self.path}: trained on observations {want}, the scheduler gives {shapes} "
                                     "(its options history, queue_features, max_queue... must be those of training)")
         n = getattr(self.model.action_space, "n", None)
-        space = getattr(scheduler, "nb_nodes", None)
-        actions = space + 1 if space is not None else scheduler.max_queue + 1
+        actions = scheduler.mdp(len(scheduler.platform)).actions
         if n != actions:
             raise PolicyOptionError(f"model {self.path}: trained with {n} actions, this platform and scheduler have "
                                     f"{actions}")

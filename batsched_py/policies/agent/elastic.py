@@ -40,7 +40,7 @@ from ...scheduler import HostState, Job, Scheduler
 from ...scheduler.view import lowest_bits, procset_of_mask
 from ..options import PolicyOptionError, choice_option, number_option, refuse_unknown
 from ..power import read_runtimes, require_sleep_states
-from .base import ActionError, AgentMixin, action_int
+from .base import MDP, ActionError, AgentMixin, action_int
 from .shutdown import _int_option
 
 MODES = ("scheduling", "elastic")
@@ -288,6 +288,11 @@ class ElasticScheduler(AgentMixin, ElasticPool):
     @property
     def obs_size(self) -> int:
         return 7 + 2 * self.n_classes + self.nb_vos
+
+    def mdp(self, nb_hosts: int) -> MDP:
+        """The pool and per-class queues; the class served next (elastic: and the pool's step)."""
+        actions = self.n_classes if self.mode == "scheduling" else (self.n_classes, len(self.pool_steps))
+        return MDP((self.obs_size,), actions)
 
 
 def deadline(s: ElasticPool, job: Job) -> float:

@@ -48,14 +48,14 @@ from ...scheduler.view import lowest_bits, procset_of_mask
 from ..base import QueuePolicy
 from ..options import PolicyOptionError, number_option
 from ..power import require_sleep_states
-from .base import AgentMixin, action_int
+from .base import MDP, AgentMixin, action_int
 from .clock import DRIFT, EPS, LAG
 from .easy_plan import easy_plan, plan_order
 from .nodes import NodeState, node_masks, node_states, switch_idle_nodes_off
 
 
 def feature_count(nb_nodes: int, queue_features: int) -> int:
-    """The width of one observation row (the environment's space reads it here)."""
+    """The width of one observation row (its one definition: see ShutdownScheduler.mdp)."""
     return 5 + 1 + 1 + 1 + 2 + nb_nodes + 4 * queue_features + 1
 
 
@@ -98,6 +98,11 @@ class ShutdownScheduler(AgentMixin, QueuePolicy):
         self.pending: dict[str, tuple[Any, int]] = {}   # job id -> (job, hosts): waiting for its hosts
         self.shadow: Optional[float] = None     # the priority job's reserved start (None: nothing waits)
         self._seen: Optional[np.ndarray] = None   # the features the agent was shown at this point
+
+    def mdp(self, nb_hosts: int) -> MDP:
+        """The window of ``history`` feature rows; how many of the nodes to keep off, 0..G."""
+        nodes = len(node_masks(nb_hosts, self.cores))
+        return MDP((self.history, feature_count(nodes, self.k)), nodes + 1)
 
     # --- the platform ---------------------------------------------------------------------
     def on_simulation_begins(self, event) -> None:
