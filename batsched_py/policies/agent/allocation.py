@@ -7,8 +7,7 @@ processor (``cores_per_node`` consecutive hosts, default 24) by ``policy``: ``ro
 Batsim reports no temperature, so the scheduler keeps the emulator's power/temperature model of its
 own processors (emulator/thermal.py, fed its own job starts and ends; option ``leakage_model``, as
 the agent was trained with) and observes it (cluster.py's ``observation``), exactly as
-``Allocation-v0`` does.  A job asking more
-cores than a processor has is an error.
+``Allocation-v0`` does.  A job asking more cores than a processor has is an error.
 """
 from __future__ import annotations
 
