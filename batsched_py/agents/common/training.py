@@ -12,7 +12,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
-from importlib import import_module
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Callable, NoReturn, Optional, Sequence
 
@@ -30,7 +30,9 @@ from .checkpoints import WholeCheckpoints, fit_fault, latest_checkpoint, save_wh
 from .hyper import HyperError, ppo_settings
 from .imitation import ImitationError, clone, demonstrations, merge
 
-AGENTS = ("shutdown", "scheduling")
+# the papers' settings by agent name (setup.cfg: shutdown -> agents.deepshutdown.config...): a paper
+# lists itself there, and this module names none
+PAPER_GROUP = "batsched_py.agents"
 
 
 class TrainError(BatschedError, ValueError):
@@ -77,9 +79,11 @@ class TrainConfig:
 
 
 def paper_settings(agent: str) -> tuple[str, dict, Callable[[], dict]]:
-    if agent not in AGENTS:
-        raise TrainError(f"agent {agent!r}: choose shutdown or scheduling")
-    settings = import_module(f"batsched_py.agents.deep{agent}.config")
+    papers = {ep.name: ep for ep in entry_points(group=PAPER_GROUP)}
+    if agent not in papers:
+        known = " or ".join(papers) or f"none (the {PAPER_GROUP} entry points come from pip install -e .)"
+        raise TrainError(f"agent {agent!r}: choose {known}")
+    settings = papers[agent].load()
     return settings.ENV, dict(settings.HYPERPARAMETERS), settings.policy_kwargs
 
 
