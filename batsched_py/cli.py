@@ -45,12 +45,12 @@ def _known_errors() -> tuple[type[BaseException], ...]:
     from .transport.zmq_server import PeerTimeout
     errors: list[type[BaseException]] = [CliError, ProtocolError, DecisionError, SessionError, PowerModelError,
                                          UnknownSchedulerError, PeerTimeout, SchedulerFailure, OSError]
-    for module, names in (("batsched_py.emulator.errors", ("EmulatorError",)),
-                          ("batsched_py.emulator.platform", ("PlatformError",)),
+    for module, names in (("batsched_py.models.errors", ("EmulatorError",)),
+                          ("batsched_py.models.platform", ("PlatformError",)),
                           ("batsched_py.launcher", ("LaunchError",)),
                           ("batsched_py.policies.base", ("PolicyOptionError",)),
                           ("batsched_py.policies.profile", ("TimeResolutionError",)),
-                          ("batsched_py.workloads.document", ("WorkloadError",)),
+                          ("batsched_py.models.document", ("WorkloadError",)),
                           ("batsched_py.campaigns.executor", ("ExecutorError",))):
         try:
             mod = import_module(module)
@@ -283,7 +283,7 @@ def export_prefix(text: str) -> str:
 def check_mmax(args: argparse.Namespace) -> None:
     """--mmax above the platform's compute hosts limits nothing (Batsim ignores it): a mistake."""
     if args.mmax:
-        from .emulator.platform import load_platform
+        from .models.platform import load_platform
         hosts = len(load_platform(args.platform).hosts)
         if args.mmax > hosts:
             raise CliError(f"--mmax {args.mmax}: the platform {args.platform} has only {hosts} compute hosts")

@@ -257,9 +257,9 @@ def _check_policies(runs: list[CampaignRun], where: str) -> None:
 def _check_workloads(runs: list[CampaignRun], where: str, mmax: int, energy: bool) -> None:
     """Every workload read once per platform as the emulator will (invalid JSON, a NaN subtime, a job
     larger than the platform...): a bad one is named before any run starts, not in one run's failure."""
-    from ..emulator import EmulatorError
-    from ..emulator.platform import PlatformError, load_platform
-    from ..emulator.workload import load_workload
+    from ..models.errors import EmulatorError
+    from ..models.platform import PlatformError, load_platform
+    from ..models.workload import load_workload
     hosts: dict[str, int] = {}
     seen: set[tuple[str, str]] = set()
     for run in runs:

@@ -8,8 +8,8 @@ from typing import Any, Optional, Sequence
 from ..argtypes import count, non_negative
 from ..interrupts import exit_status, interruption, signals_interrupt
 from .engine import EngineOptions, Exchange
-from .errors import EmulatorError
-from .thermal import LEAKAGE_MODELS, ThermalParams
+from ..models.errors import EmulatorError
+from ..models.thermal import LEAKAGE_MODELS, ThermalParams
 
 __all__ = ["main", "emulate", "build_parser", "batsim_args_to_kwargs"]
 
@@ -79,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--progress", action="store_true", help="progress bar on stderr (emulator only)")
     ap.add_argument("--thermal", type=count, default=0, metavar="CORES",
                     help="processor power/temperature model on, processors of CORES consecutive hosts: writes "
-                         "PREFIX_thermal.csv every 10 minutes (emulator only; see emulator/thermal.py)")
+                         "PREFIX_thermal.csv every 10 minutes (emulator only; see models/thermal.py)")
     ap.add_argument("--thermal-leakage", choices=LEAKAGE_MODELS, default=None,
                     help="the thermal model's leakage (default linear; needs --thermal)")
     return ap
@@ -123,7 +123,7 @@ def emulate(args: Sequence[str], exchange: Exchange):
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     from .peer import ZmqPeer
-    from .platform import PlatformError
+    from ..models.platform import PlatformError
     args = list(sys.argv[1:] if argv is None else argv)
     if any(a in ("-h", "--help") for a in args):
         build_parser().print_help()

@@ -60,13 +60,13 @@ from procset import ProcSet
 
 from .. import protocol as p
 from ..scheduler.failure import policy_failure
-from .errors import EmulatorError, NetworkNotModelledWarning
-from .events_file import ExternalEvent
+from ..models.errors import EmulatorError, NetworkNotModelledWarning
+from ..models.events_file import ExternalEvent
 from .machines import Machines
-from .platform import Platform, compute_resources_json
-from .profiles import Task, expand_tasks, parse_profile, unsupported_part
+from ..models.platform import Platform, compute_resources_json
+from ..models.profiles import Task, expand_tasks, parse_profile, unsupported_part
 from .timeline import Action, Timeline
-from .workload import Job, Workload, make_job, unsupported_jobs_error
+from ..models.workload import Job, Workload, make_job, unsupported_jobs_error
 
 __all__ = ["Engine", "EngineOptions", "Exchange", "PROGRESS_EVERY"]
 

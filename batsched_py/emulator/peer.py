@@ -15,7 +15,7 @@ import zmq
 from .. import protocol as p
 from ..transport.endpoints import tcp_port_fault
 from ..transport.polling import DEFAULT_BUSY_WAIT, recv_polling
-from .errors import EmulatorError
+from ..models.errors import EmulatorError
 
 __all__ = ["ZmqPeer"]
 

@@ -13,16 +13,16 @@ from procset import ProcSet
 
 from .. import protocol as p
 from ..interrupts import interruption
-from ..workloads.document import WorkloadError, read_workload_file
+from ..models.document import WorkloadError, read_workload_file
 from .engine import Engine, EngineOptions, Exchange
-from .errors import EmulatorError, NetworkNotModelledWarning
-from .events_file import load_events
+from ..models.errors import EmulatorError, NetworkNotModelledWarning
+from ..models.events_file import load_events
 from .machines import Machines
 from .outputs import OutputWriters
-from .platform import load_platform
-from .thermal import THERMAL_SUFFIX, ThermalModel, ThermalParams
+from ..models.platform import load_platform
+from ..models.thermal import THERMAL_SUFFIX, ThermalModel, ThermalParams
 from .progress import progress_bar
-from .workload import Job, load_workload, nb_res_of
+from ..models.workload import Job, load_workload, nb_res_of
 
 __all__ = ["simulate", "run_engine", "Emulation", "SimulationResult", "JobOutcome"]
 

@@ -52,8 +52,8 @@ def platform_hosts(platform: "str | Path") -> tuple[Path, int, dict[str, str]]:
     """The platform's path, its number of compute hosts and its zone properties.  Checked now, as
     Batsim -E reads it (a bad platform is an error at construction, not in the first reset): the
     environments switch nodes off, so every compute host needs sleep pstates."""
-    from ..emulator import EmulatorError
-    from ..emulator.platform import PlatformError, load_platform
+    from ..models.errors import EmulatorError
+    from ..models.platform import PlatformError, load_platform
     path = Path(platform)
     if not path.is_file():
         raise EnvError(f"platform: {path} is not a file")
@@ -75,8 +75,8 @@ _CHECKED: set[tuple[str, int, int, int]] = set()
 def check_workloads(files: Sequence[Path], nb_hosts: int) -> None:
     """Read every workload as the emulator will (invalid JSON, a NaN subtime, a job larger than the
     platform...): a bad day is named now, not in the episode that draws it, in an actor process."""
-    from ..emulator import EmulatorError
-    from ..emulator.workload import load_workload
+    from ..models.errors import EmulatorError
+    from ..models.workload import load_workload
     for path in files:
         try:
             stat = path.stat()

@@ -21,7 +21,7 @@ import numpy as np
 from gymnasium import spaces
 
 from ..policies.agent.volunteer import LEVELS, MAX_EVICTED_HOURS, VolunteerScheduler
-from ..emulator.platform import load_platform
+from ..models.platform import load_platform
 from .core import BatsimEnv, EnvError
 
 

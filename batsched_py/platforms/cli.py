@@ -11,8 +11,7 @@ from ..interrupts import exit_status, interruption, signals_interrupt
 from ..textfiles import os_error, write_whole
 
 from .generate import energy_cluster, plain_cluster, platform_xml, taurus_cluster
-from .read import PlatformError
-from .read import parse_xml
+from ..models.platform import PlatformError, parse_xml
 from .upgrade import asleep_warning, hosts_starting_asleep, upgrade_platform_file
 
 
@@ -66,8 +65,8 @@ def check_like_batsim(path: str, energy: bool, mmax: int = 0, written: bool = Tr
     """Load the platform with the emulator's reader, which refuses what Batsim 4.2.1's own platform
     reader refuses (roles, speeds, pstates, routes; with ``energy``, -E's checks, hosts starting
     asleep included: Batsim aborts at the first job on them); returns its number of compute hosts."""
-    from ..emulator.errors import NetworkNotModelledWarning
-    from ..emulator.platform import NoMasterHost, PlatformError as Refused, load_platform
+    from ..models.errors import NetworkNotModelledWarning
+    from ..models.platform import NoMasterHost, PlatformError as Refused, load_platform
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NetworkNotModelledWarning)
         try:

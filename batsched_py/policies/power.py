@@ -277,7 +277,7 @@ def profile_runtime(profile: Mapping[str, Any], host_speed: Optional[float]) -> 
 
 def read_runtimes(path: str, host_speed: Optional[float]) -> dict[str, float]:
     """Job name (without workload prefix) -> real runtime, from a Batsim workload file."""
-    from ..workloads.document import WorkloadError, read_workload_file   # (only for this option)
+    from ..models.document import WorkloadError, read_workload_file   # (only for this option)
     where = f"option workload: {path}"
     try:
         _, profiles, jobs = read_workload_file(path)

@@ -15,7 +15,7 @@ from procset import ProcSet
 
 from batsched_py.emulator.machines import Machines, MachineState
 from batsched_py.emulator.outputs import OutputWriters
-from batsched_py.emulator.platform import load_platform
+from batsched_py.models.platform import load_platform
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
 ENERGY_CASES = ["sleeper-e128-load50-E", "energy_bf-e128-hpc250-E", "energy_watcher-e128-delays-E",

@@ -38,7 +38,7 @@ def load_jobs(path: "str | Path", cores: int, days: Optional[float] = None) -> J
     if not path.is_file():
         raise JobsError(f"jobs: {path} is not a file")
     if path.suffix == ".json":
-        from ...workloads.document import WorkloadError, read_workload_file
+        from ...models.document import WorkloadError, read_workload_file
         try:
             _, profiles, raw = read_workload_file(path)
         except WorkloadError as exc:

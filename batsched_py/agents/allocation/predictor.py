@@ -24,7 +24,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ...emulator.thermal import ThermalParams, add_jobs
+from ...models.thermal import ThermalParams, add_jobs
 from .cluster import Cluster, round_robin
 from .jobs import Jobs
 from ...errors import BatschedError
@@ -248,12 +248,12 @@ def _errors(predicted: np.ndarray, y: np.ndarray, busy: float) -> dict[str, floa
 
 
 class PredictedModel:
-    """The predictor standing in for :class:`~batsched_py.emulator.thermal.ThermalModel` (the same
+    """The predictor standing in for :class:`~batsched_py.models.thermal.ThermalModel` (the same
     face): utilisation is known exactly from the jobs; temperature and power are predicted every
     ``period`` s from each processor's last ``l`` steps, and held in between."""
 
     def __init__(self, net, saved: dict, params: ThermalParams, nb_processors: int, period: float = 600.0):
-        from ...emulator.thermal import ThermalModel
+        from ...models.thermal import ThermalModel
         torch, _ = _torch()
         self._torch = torch
         self.net, self.l, self.params, self.period = net, saved["l"], params, period

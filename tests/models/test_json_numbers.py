@@ -5,11 +5,11 @@ import math
 import pytest
 from hypothesis import given, strategies as st
 
-from batsched_py.emulator.errors import EmulatorError
+from batsched_py.models.errors import EmulatorError
 
-from batsched_py.emulator.events_file import load_events
-from batsched_py.emulator.json_numbers import rapidjson_double
-from batsched_py.emulator.workload import load_workload
+from batsched_py.models.events_file import load_events
+from batsched_py.models.json_numbers import rapidjson_double
+from batsched_py.models.workload import load_workload
 
 # What RapidJSON 1.1.0's Document::Parse gives for these texts (printed with %a by
 # scripts/simgrid_study/rapidjson_numbers.cpp); the first ones are what Python's float() gives too.
