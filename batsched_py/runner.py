@@ -23,7 +23,7 @@ def run_simulation(platform: Path, workloads: Sequence[Path], scheduler: "str | 
         raise OSError(f"output prefix {export}: cannot create {Path(export).parent} ({exc.strerror or exc})") from None
     if backend == "emulator":
         from .emulator import simulate
-        from .emulator.engine import FLAG_OPTIONS
+        from .emulator.options import FLAG_OPTIONS
         simulate(platform, list(workloads), policy, output_prefix=export, energy=energy,
                  events=list(events), mmax=mmax, progress=progress,
                  **{FLAG_OPTIONS[f]: True for f in policy.batsim_flags})

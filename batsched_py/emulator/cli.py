@@ -7,7 +7,8 @@ from typing import Any, Optional, Sequence
 
 from ..argtypes import count, non_negative
 from ..interrupts import exit_status, interruption, signals_interrupt
-from .engine import EngineOptions, Exchange
+from .options import EngineOptions
+from .state import Exchange
 from ..models.errors import EmulatorError
 from ..models.thermal import LEAKAGE_MODELS, ThermalParams
 

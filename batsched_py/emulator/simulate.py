@@ -14,7 +14,9 @@ from procset import ProcSet
 from .. import protocol as p
 from ..interrupts import interruption
 from ..models.document import WorkloadError, read_workload_file
-from .engine import Engine, EngineOptions, Exchange
+from .engine import Engine
+from .options import EngineOptions
+from .state import Exchange
 from ..models.errors import EmulatorError, NetworkNotModelledWarning
 from ..models.events_file import load_events
 from .machines import Machines

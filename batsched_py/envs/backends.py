@@ -30,7 +30,7 @@ class EmulatorBackend:
     def __init__(self, platform: Path, workload: Path, *, energy: bool = True,
                  output_prefix: Optional[str] = None, events: Sequence[Path] = (), flags: Sequence[str] = ()):
         from ..emulator import Emulation
-        from ..emulator.engine import FLAG_OPTIONS, EngineOptions
+        from ..emulator.options import FLAG_OPTIONS, EngineOptions
         options = EngineOptions()
         for flag in flags:
             setattr(options, FLAG_OPTIONS[flag], True)
@@ -125,7 +125,7 @@ class BatsimBackend:
 def make_backend(name: str, platform: Path, workload: Path, *, energy: bool = True,
                  output_prefix: Optional[str] = None, events: Sequence[Path] = (),
                  flags: Sequence[str] = ()) -> Backend:
-    """``events``: Batsim ``--events`` files; ``flags``: Batsim flags among emulator.engine.FLAG_OPTIONS."""
+    """``events``: Batsim ``--events`` files; ``flags``: Batsim flags among emulator.options.FLAG_OPTIONS."""
     if name == "emulator":
         return EmulatorBackend(platform, workload, energy=energy, output_prefix=output_prefix, events=events,
                                flags=flags)
