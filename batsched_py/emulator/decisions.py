@@ -10,7 +10,7 @@ from ..models.profiles import parse_profile, unsupported_part
 from ..models.workload import Job, Workload, make_job, unsupported_jobs_error
 from .jobs import JobExecution
 from .state import PROGRESS_EVERY
-from .switches import _Switch
+from .switches import SwitchRequest
 
 __all__ = ["Decisions"]
 
@@ -189,7 +189,7 @@ class Decisions(JobExecution):
         if not later:
             self._out.append(p.ResourceStateChanged(self._stamp(), e.resources, e.state))
             return
-        req = _Switch(e.resources, e.state, len(later))
+        req = SwitchRequest(e.resources, e.state, len(later))
         self._switching += len(later)
         # Each host's switch actor computes 1 flop at the virtual pstate it is now in.  The actors
         # of consecutive hosts at the same speed do the very same arithmetic and end in the same

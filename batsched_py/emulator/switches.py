@@ -8,10 +8,10 @@ from .. import protocol as p
 from .submitters import Submitters
 from .timeline import Action
 
-__all__ = ["Switches"]
+__all__ = ["SwitchRequest", "Switches"]
 
 
-class _Switch:
+class SwitchRequest:
     """One SET_RESOURCE_STATE request: answered once all its hosts are done (``done``: those
     whose switch actor's message the server received)."""
     __slots__ = ("hosts", "state", "remaining", "done")

@@ -5,7 +5,7 @@ import pytest
 
 from batsched_py import protocol as p
 
-from batsched_py.emulator import EmulatorError
+from batsched_py.models.errors import EmulatorError
 from batsched_py.models import profiles as profiles_module
 from batsched_py.models.profiles import expand_tasks
 from batsched_py.models.workload import load_workload
