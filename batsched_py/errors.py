@@ -8,3 +8,7 @@ all in one clause, and a policy's own bug (a KeyError, a TypeError) is told apar
 
 class BatschedError(Exception):
     """An error that names what went wrong and where, in one line."""
+
+
+class InputError(BatschedError):
+    """A bad input from the caller (an option, a label, a file given): one line naming it."""

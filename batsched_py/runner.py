@@ -3,6 +3,13 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
+from .emulator import simulate
+from .emulator.options import FLAG_OPTIONS
+from .emulator.outputs import mark_incomplete, remove_previous_outputs
+from .interrupts import interruption
+from .launcher import launch
+from .metrics import compare_table
+from .metrics.energy import energy_unit, to_kwh
 from .scheduler import Scheduler, create
 
 BACKENDS = ("emulator", "batsim", "docker")
@@ -22,15 +29,10 @@ def run_simulation(platform: Path, workloads: Sequence[Path], scheduler: "str | 
     except OSError as exc:
         raise OSError(f"output prefix {export}: cannot create {Path(export).parent} ({exc.strerror or exc})") from None
     if backend == "emulator":
-        from .emulator import simulate
-        from .emulator.options import FLAG_OPTIONS
         simulate(platform, list(workloads), policy, output_prefix=export, energy=energy,
                  events=list(events), mmax=mmax, progress=progress,
                  **{FLAG_OPTIONS[f]: True for f in policy.batsim_flags})
         return Path(export)
-    from .emulator.outputs import mark_incomplete, remove_previous_outputs
-    from .interrupts import interruption
-    from .launcher import launch
     remove_previous_outputs(export)   # real Batsim leaves an earlier run's files it does not write
     try:
         return Path(launch(backend, policy, Path(platform), list(map(Path, workloads)), export=export,
@@ -62,8 +64,6 @@ SUMMARY_FIELDS = (
 
 def print_summary(prefix: Path, name: str, platform: Optional[Path] = None, energy: bool = False,
                   file=None, time_unit: str = "s") -> dict[str, Any]:
-    from .metrics import compare_table
-    from .metrics.energy import energy_unit, to_kwh
     file = file or sys.stdout  # looked up at call time, so redirections apply
     units = {"t": time_unit, "e": energy_unit(time_unit)}
     row = compare_table({name: Path(prefix)}, platform if energy else None)[0]

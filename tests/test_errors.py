@@ -16,7 +16,9 @@ def _package_exceptions() -> list[type[BaseException]]:
     for info in pkgutil.walk_packages(batsched_py.__path__, "batsched_py."):
         try:
             module = importlib.import_module(info.name)
-        except ImportError:         # an optional extra that is not installed (torch, ray, ...)
+        except ModuleNotFoundError as exc:    # an optional extra that is not installed (torch, ray, ...)
+            if (exc.name or "").partition(".")[0] == "batsched_py":
+                raise
             continue
         found += [cls for name, cls in vars(module).items()
                   if inspect.isclass(cls) and issubclass(cls, Exception) and not issubclass(cls, Warning)

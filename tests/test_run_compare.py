@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from batsched_py.cli import CliError, main
+from batsched_py.cli import main
 from batsched_py.compare import parse_schedulers
+from batsched_py.errors import InputError
 
 from helpers import GOLDEN
 
@@ -74,7 +75,7 @@ def test_parse_schedulers_labels_options_and_repeats():
     ("easy,", "entry 2 is empty"),
 ])
 def test_parse_schedulers_errors(spec, message):
-    with pytest.raises(CliError, match=message):
+    with pytest.raises(InputError, match=message):
         parse_schedulers(spec)
 
 
@@ -211,3 +212,41 @@ def test_compare_into_a_used_directory_keeps_no_file_of_the_earlier_run(tmp_path
     assert main(["compare", *inputs]) == 0
     assert not (tmp_path / "c" / "fcfs" / "out_consumed_energy.csv").exists()
     assert _rows(tmp_path / "c" / "comparison.csv")[0]["energy_total"] == ""
+
+
+def test_compare_is_a_library_function(tmp_path):
+    """compare() called from Python: typed options in, the table, each run's files and the
+    notes out, nothing printed; FCFS's run reproduces the golden recording."""
+    from batsched_py.compare import CompareOptions, compare
+    platform = CASE / "inputs/energy_platform_homogeneous_no_net_128.xml"
+    notes: list[str] = []
+    options = CompareOptions(platform=platform, workloads=(CASE / "inputs/semantics_8.json",),
+                             runs=(("FCFS", "fcfs", {}), ("T0", "timeout", {"timeout": 0})), outdir=tmp_path / "c",
+                             energy=True, jobs=2, plots=False, time_unit="s")
+    result = compare(options, notes.append)
+    assert result.failed == {} and result.plots == [] and result.time_unit == "s"
+    assert [row["run"] for row in result.rows] == ["FCFS", "T0"]
+    assert [r["run"] for r in _rows(result.table)] == ["FCFS", "T0"]
+    assert result.table == tmp_path / "c" / "comparison.csv"
+    assert result.results == {"FCFS": tmp_path / "c" / "FCFS" / "out", "T0": tmp_path / "c" / "T0" / "out"}
+    ours = {r["job_id"]: r for r in _rows(tmp_path / "c" / "FCFS" / "out_jobs.csv")}
+    golden = {r["job_id"]: r for r in _rows(CASE / "out_jobs.csv")}
+    assert {k: (v["starting_time"], v["finish_time"]) for k, v in ours.items()} == \
+        {k: (v["starting_time"], v["finish_time"]) for k, v in golden.items()}
+    by_run = {row["run"]: row for row in result.rows}
+    assert by_run["FCFS"]["nb_jobs"] == by_run["T0"]["nb_jobs"] == len(golden)
+    # Switching idle hosts off at once wastes less energy than leaving them on.
+    assert float(by_run["T0"]["energy_wasted"]) < float(by_run["FCFS"]["energy_wasted"])
+    assert notes[0].startswith("compare: 2 runs on") and sorted(notes[1:]) == ["  done: FCFS", "  done: T0"]
+
+
+def test_compare_as_a_library_refuses_bad_options_before_any_run(tmp_path):
+    from batsched_py.compare import CompareOptions, compare
+    options = CompareOptions(platform=CASE / "inputs/energy_platform_homogeneous_no_net_128.xml",
+                             workloads=(CASE / "inputs/semantics_8.json",),
+                             runs=(("a/b", "fcfs", {}), ("a_b", "easy", {})), outdir=tmp_path / "c")
+    with pytest.raises(InputError, match="labels 'a/b' and 'a_b' would share the folder"):
+        compare(options)
+    with pytest.raises(InputError, match="--mmax 500: the platform .* has only 128 compute hosts"):
+        compare(CompareOptions(options.platform, options.workloads, (("x", "fcfs", {}),), tmp_path / "c", mmax=500))
+    assert not (tmp_path / "c").exists()

@@ -31,7 +31,8 @@ from itertools import product
 from pathlib import Path
 from typing import Any, Optional
 
-from ..cli import CliError, json_object
+from ..errors import InputError
+from ..scheduler.creation import create_scheduler, json_object
 from .simulation import SimulationSpec, input_files
 
 TOP_KEYS = {"output", "energy", "seeds", "repetitions", "mmax", "platforms", "workloads", "policies"}
@@ -39,7 +40,7 @@ POLICY_KEYS = {"scheduler", "options"}
 WORKLOAD_PLACEHOLDER = "{workload}"
 
 
-class CampaignError(CliError):
+class CampaignError(InputError):
     """A bad campaign file: one line naming the file and the entry."""
 
 
@@ -241,15 +242,13 @@ def _substitute(options: dict[str, Any], workload: str) -> dict[str, Any]:
 
 def _check_policies(runs: list[CampaignRun], where: str) -> None:
     """Each policy built once with its first run's options: a bad name or option fails before any run."""
-    from ..cli import create_scheduler
-    from ..scheduler import create
     seen = set()
     for run in runs:
         if run.policy in seen:
             continue
         seen.add(run.policy)
         try:
-            create_scheduler(create, run.spec.scheduler, run.spec.options)
+            create_scheduler(run.spec.scheduler, run.spec.options)
         except Exception as exc:
             raise CampaignError(f"{where}: policies.{run.policy}: {exc}") from None
 

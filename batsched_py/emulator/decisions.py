@@ -2,10 +2,8 @@
 refusal (its message, the decision's message index and time)."""
 from __future__ import annotations
 
-import warnings
-
 from .. import protocol as p
-from ..models.errors import EmulatorError, NetworkNotModelledWarning
+from ..models.errors import EmulatorError
 from ..models.profiles import parse_profile, unsupported_part
 from ..models.workload import Job, Workload, make_job, unsupported_jobs_error
 from .jobs import JobExecution
@@ -120,8 +118,10 @@ class Decisions(JobExecution):
             self.on_progress(self.nb_submitted, self.nb_completed)
 
     def _kill(self, payload: tuple[p.KillJob, int]) -> None:
+        """Batsim's server creates a killer actor for the jobs not asked to be killed before: it
+        kills the running ones, then puts its message after its simcalls (creation, kills)."""
         e, index = payload
-        ids, progress = [], {}
+        ids, progress, killed = [], {}, []
         for job_id in e.job_ids:
             job = self._job(job_id, e, index)
             if job.kill_requested:
@@ -135,15 +135,9 @@ class Decisions(JobExecution):
             if job.state == "RUNNING":
                 progress[job.id], rc = self._kill_progress(job)
                 self._kill_running(job, rc)
+                killed.append(job)
         if ids:
-            self._out.append(p.JobKilled(self._stamp(), tuple(ids), progress))
-            if self._routed and not self._kill_warned:
-                self._kill_warned = True
-                warnings.warn(NetworkNotModelledWarning(
-                    f"{self.platform.path}: KILL_JOB at t={self.tl.now:g}: Batsim's killer actor tells its server "
-                    "of the kills with a message over the master host's route, which the emulator does not "
-                    "model: JOB_COMPLETED (COMPLETED_KILLED) and JOB_KILLED come that route's time earlier "
-                    "than in Batsim"), stacklevel=2)
+            self._deferred.append([3, (self._on_killing_done, (tuple(ids), progress, killed))])
 
     def _kill_progress(self, job: Job) -> tuple[p.JobProgress, int]:
         i = min(job.task_index, len(job.tasks) - 1)

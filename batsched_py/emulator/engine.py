@@ -25,7 +25,8 @@ How Batsim orders things (learnt from its sources and SimGrid's, checked against
   message arrives (the energy plugin updates the hosts of every action that ends).  Each switch
   actor's message is then its own; without links, the switch completions of one request that end
   together are one mailbox item.  A switch request's rows are written when its last host is done.
-  Not modelled: the killer actor's message reporting a KILL_JOB (a warning on such platforms).
+  A KILL_JOB's killer actor (master host) kills, then tells the server with its own message:
+  JOB_COMPLETED (COMPLETED_KILLED) and JOB_KILLED are written when the server receives it.
 - SimGrid scheduling rounds (scripts/simgrid_study/README.md): after each solve (every receive
   is one) the woken actors run in sub-rounds, each simcall costing its actor one.  The server
   checks its mailbox in the sub-round it got its message, plus one per simcall of its handler:
@@ -56,6 +57,7 @@ from typing import Callable, Generator, Optional, Sequence
 from .. import protocol as p
 from ..models.errors import EmulatorError
 from ..models.events_file import ExternalEvent
+from ..models.json_numbers import as_batsim_reads
 from ..models.platform import Platform, compute_resources_json
 from ..models.workload import Workload
 from ..scheduler.failure import policy_failure
@@ -204,8 +206,10 @@ class Engine(Decisions):
                         soon = [a for a in soon if a.seq > self._message_seq]
             else:
                 # Receiving this message is a zero-delta SimGrid step: sub-precision sleeps and
-                # zero-work executions end with it.
+                # zero-work executions end with it, and so does the message's own action.
                 soon = tl.take_soon() if tl.soon else None
+                if energy and mailbox[0][0] in self._compute_host_senders:
+                    self.machines.action_ended(tl.now, (self._sender_host(mailbox[0]),))
             # A new scheduling round: the server, the sender and the actors of the ended actions
             # run in sub-rounds (see _check_sees_nothing).
             if touched:
@@ -303,16 +307,18 @@ class Engine(Decisions):
                 return ended or None
             self._round(ended)
 
+    def _sender_host(self, item: tuple) -> int:
+        """The compute host whose actor sent ``item``: a job's actor runs on the job's first
+        host, a switch actor on its host."""
+        return item[1][0].alloc.min if item[0] == self._on_end else item[1][1][0]
+
     def _cross(self, item: tuple) -> Optional[list[Action]]:
         """On a platform with links: the message ``item``, at the head of the mailbox, crosses its
         sender's route to the server, its latency first (SimGrid's ptask_L07: a latency phase, no
         bandwidth used), then its byte (see _transfer).  The sender: a job's actor runs on the
         job's first host, a switch actor on its host, every other actor on the master host.  With
         -E, SimGrid updates the energy of a compute host whose message arrives."""
-        sender = item[0]
-        host = -1
-        if sender in self._compute_host_senders:
-            host = item[1][0].alloc.min if sender == self._on_end else item[1][1][0]
+        host = self._sender_host(item) if item[0] in self._compute_host_senders else -1
         latency, rate = self._route_latency[host], self._route_rate[host]
         tl = self.tl
         ended: Optional[list[Action]] = None
@@ -377,6 +383,7 @@ class Engine(Decisions):
         now = self._asked_at
         if not isinstance(reply, p.Message):
             raise EmulatorError(f"reply to message {index}: not a protocol Message ({type(reply).__name__})")
+        reply = as_batsim_reads(reply)
         reply_now = reply.now
         if reply_now < now:
             raise EmulatorError(f"reply to message {index}: now={reply_now} is before the request's "

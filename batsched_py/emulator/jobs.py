@@ -27,6 +27,13 @@ def _task_rate(task: Task, speed: float, nb_hosts: int) -> float:
     return speed / flops if flops > 0 else 0.0
 
 
+def _task_flops(task: Task, nb_hosts: int) -> float | tuple[float, ...]:
+    """A cpu task's flops on each host: one amount for all, or one per host rank."""
+    if task.vector:
+        return task.vector
+    return task.amount / nb_hosts if task.total else task.amount
+
+
 class _Plan:
     """What running one profile takes, computed at its first execution: its leaf tasks, the
     job's return code, whether every task is a ``_total`` one (then any allocation size is
@@ -80,9 +87,9 @@ class JobExecution(Switches):
             task = tasks[i][0]
             job.task_index, job.task_start = i, tl.now
             remaining = job.remaining
-            if self._energy:
-                self.machines.job_load_changed(tl.now, job.id, job.alloc, 0.0 if task.kind == "delay" else 1.0)
             if task.kind == "delay":
+                if self._energy:
+                    self.machines.job_load_changed(tl.now, job.id, job.alloc, 0.0)
                 d = task.amount
                 if remaining < 0 or d < remaining:
                     if d > 0:
@@ -98,6 +105,8 @@ class JobExecution(Switches):
             rate = plan.rates[i]
             if rate is None:
                 rate = self._rate(job, task)
+            if self._energy:
+                self.machines.job_computes(tl.now, job.id, job.alloc, _task_flops(task, len(job.alloc)), rate)
             ex = tl.execute(rate, (self._task_done, (job, i, False)))
             if remaining >= 0:
                 # wait_for(remaining): SimGrid adds a timeout sleep, created after the execution.
@@ -187,7 +196,8 @@ class JobExecution(Switches):
             job.energy = self.machines.job_ended(self.tl.now, job.id, job.alloc)
 
     def _kill_running(self, job: Job, rc: int) -> None:
-        """The server kills a running job: its actions are cancelled, its hosts freed."""
+        """The killer actor kills a running job: its actions are cancelled, its hosts freed; the
+        server learns it from the killer's message (_on_killing_done)."""
         if job.actions:
             if self._energy:
                 self._actions_ended(job)
@@ -195,19 +205,28 @@ class JobExecution(Switches):
                 a.alive = False
             job.actions = ()
         self._free_hosts(job)
-        self._completed(job, "COMPLETED_KILLED", rc)
+        job.state, job.return_code, job.finish = "COMPLETED_KILLED", rc, self.tl.now
 
-    def _completed(self, job: Job, state: str, rc: int) -> None:
-        """The server learns that the job ended (JOB_COMPLETED, or it killed it)."""
+    def _on_killing_done(self, payload: tuple[tuple[str, ...], dict, list[Job]]) -> None:
+        """The killer actor's message: the server completes the jobs it killed, then acknowledges
+        the KILL_JOB."""
+        ids, progress, killed = payload
+        for job in killed:
+            self._completed(job, job.state, job.return_code, job.finish)
+        self._out.append(p.JobKilled(self._stamp(), ids, progress))
+
+    def _completed(self, job: Job, state: str, rc: int, finish: Optional[float] = None) -> None:
+        """The server learns that the job ended at ``finish`` (default: now): JOB_COMPLETED, or
+        its killer's message."""
         t = self.tl.now
-        job.state, job.return_code, job.finish = state, rc, t
+        job.state, job.return_code, job.finish = state, rc, t if finish is None else finish
         self.nb_running -= 1
         self.nb_completed += 1
         if self._ended is not None:
             self._ended.append(job)
         if self.writers is not None:  # _record, inlined
             self.writers.job_row(job.name, job.workload, job.profile, job.subtime, job.res,
-                                 -1.0 if job.walltime is None else job.walltime, state, job.start, t,
+                                 -1.0 if job.walltime is None else job.walltime, state, job.start, job.finish,
                                  "" if job.alloc is None else job.alloc, job.energy, job.metadata)
         self._out.append(p.JobCompleted(self._stamp_value if t == self._stamp_at else self._stamp(), job.id,
                                         state, rc, job.alloc))

@@ -28,7 +28,7 @@ pstate)``; a compute->compute pstate change is immediate.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 from enum import Enum
 import numpy as np
 from procset import ProcSet
@@ -155,6 +155,7 @@ class Machines:
         self._sg_pstate = list(self._pstate)
         # what an update would charge per second now: power(SimGrid pstate, load), kept current
         self._watts = [power(h.pstates[p], 0.0) for h, p in zip(self.hosts, self._pstate)]
+        self._speeds = [[ps.speed for ps in h.pstates] for h in self.hosts]     # flop/s per pstate
         # SimGrid's plugin attaches to a host in pstate 0 and learns its real pstate at its first
         # update: until the first read, hosts draw pstate 0's idle power (see _leave_creation_power).
         self._creation_power = energy_enabled and any(p != 0 for p in self._pstate)
@@ -402,7 +403,12 @@ class Machines:
         """A CPU action on ``hosts`` ended or was cancelled at ``t``, its load still counted:
         SimGrid updates those hosts' energy (see above).  No-op without -E."""
         if self.energy_enabled:
-            self.hosts_energy(t, hosts)
+            if self._creation_power:
+                self._leave_creation_power(t)
+            update = self._update
+            for a, b in _ranges(hosts):
+                for h in range(a, b + 1):
+                    update(h, t)
 
     def consumed_energy(self, t: float) -> float:
         """Total energy (J) of all compute hosts from the start to ``t`` (0 without -E): every
@@ -565,6 +571,28 @@ class Machines:
         for a, b in _ranges(hosts):
             for h in range(a, b + 1):
                 self._set_load(h, load)
+
+    def job_computes(self, t: float, job_id: str, hosts: ProcSet, flops: float | Sequence[float],
+                     rate: float) -> None:
+        """The job running on ``hosts`` starts a parallel task at ``t``: ``flops`` on each host (one
+        amount, or one per host rank), all done at ``rate`` (fraction of the task per second).
+        SimGrid's energy plugin takes a host's load as the flop/s used there (flops x rate, its
+        CPU constraint's usage) over its speed: for 12,530 flops at 1/12,530 per second on a
+        1 flop/s host, 0.9999999999999999, and the host draws epsilon + that x slope."""
+        if not self.energy_enabled:
+            return
+        speeds, pstate = self._speeds, self._sg_pstate
+        ranks: Optional[Sequence[float]] = None
+        if isinstance(flops, (int, float)):
+            amount = float(flops)
+        else:
+            ranks, amount = flops, 0.0
+        rank = 0
+        for a, b in _ranges(hosts):
+            for h in range(a, b + 1):
+                if ranks is not None:
+                    amount, rank = ranks[rank], rank + 1
+                self._set_load(h, amount * rate / speeds[h][pstate[h]] if amount > 0 else 0.0)
 
     def job_ended(self, t: float, job_id: str, hosts: ProcSet, update: bool = True,
                   reaching: Sequence[int] = ()) -> float | np.longdouble:

@@ -86,7 +86,6 @@ class EngineState:
         # On a platform with links, every message crosses its sender's route (see _cross).
         self._routed = platform.routes is not None
         self._message_seq = -1        # see _cross
-        self._kill_warned = False
         self._event_number = 0
         self._route_latency: list[float] = []     # per compute host, then the master host's last
         self._route_rate: list[float] = []

@@ -77,13 +77,15 @@ class AllocationEnv(gym.Env):
             raise EnvError(f"alpha: {alpha!r} is not a finite non-negative number")
         if not isinstance(max_temperature, (int, float)) or not 0 < max_temperature < math.inf:
             raise EnvError(f"max_temperature: {max_temperature!r} is not a positive number of degrees C")
-        if not episode_days > 0:
+        if isinstance(episode_days, bool) or not isinstance(episode_days, (int, float)) or not episode_days > 0:
             raise EnvError(f"episode_days: {episode_days!r} is not a positive number")
         unknown = sorted(set(thermal or {}) - ({f.name for f in fields(ThermalParams)} - {"cores"}))
         if unknown:
             raise EnvError(f"thermal: {', '.join(map(repr, unknown))}: not a ThermalParams field other than cores "
                            "(e.g. leakage_model, leakage_growth, resistance)")
         self.params = ThermalParams(cores=cores, **(thermal or {}))
+        if not isinstance(jobs, (Jobs, str, Path)):
+            raise EnvError(f"jobs: {jobs!r} is neither a path nor a Jobs")
         self.jobs = jobs if isinstance(jobs, Jobs) else load_jobs(jobs, cores)
         self.n, self.J, self.alpha, self.baseline = nb_processors, J, float(alpha), ALLOCATORS[baseline]
         self.max_temperature, self.episode = max_temperature, episode_days * 86400
@@ -99,6 +101,7 @@ class AllocationEnv(gym.Env):
         self.action_space = spaces.Discrete(self.nb_actions)
         self.agent: Any = None        # (Clusters, made by reset())
         self.base: Any = None
+        self.ended = True
 
     def _cluster(self, jobs: Jobs) -> Cluster:
         cluster = Cluster(jobs, self.n, self.params)
@@ -123,6 +126,7 @@ class AllocationEnv(gym.Env):
         self.agent, self.base = self._cluster(jobs), self._cluster(jobs)
         self.agent.next_head()
         self.base.model.advance(self.agent.now)      # (both clusters' clocks at the first decision)
+        self.ended = False
         return self._observe(), {}
 
     def _observe(self) -> np.ndarray:
@@ -134,6 +138,8 @@ class AllocationEnv(gym.Env):
         return [a] if self.J == 1 else [a // self.n, a % self.n]
 
     def step(self, action: Any):
+        if self.ended:
+            raise EnvError("step() after the episode ended (or before reset()): call reset() first")
         agent = self.agent
         before = [_drawn(self.agent), _drawn(self.base)]
         for k, processor in enumerate(self.decode(action)):
@@ -149,7 +155,12 @@ class AllocationEnv(gym.Env):
             self.base.run(self.baseline)
         reward = self.reward() if self.reward_kind == "instant" else self.interval_reward(*before)
         info = {} if more else self.summary()
+        self.ended = not more
         return self._observe(), reward, not more, False, info
+
+    def close(self) -> None:
+        self.ended = True
+        super().close()
 
     def reward(self) -> float:
         """Eq. 3.1: % power saved plus alpha x degrees cooler than the baseline, now."""

@@ -33,6 +33,8 @@ def workload_files(workloads: "str | Path | Sequence[str | Path]") -> list[Path]
         raise EnvError(f"workloads: {workloads!r} is not a path or a list of paths")
     files: list[Path] = []
     for w in workloads:
+        if not isinstance(w, (str, Path)):
+            raise EnvError(f"workloads: {w!r} is not a path")
         path = Path(w)
         if path.is_dir():
             found = sorted(path.glob("*.json"))
@@ -54,6 +56,8 @@ def platform_hosts(platform: "str | Path") -> tuple[Path, int, dict[str, str]]:
     environments switch nodes off, so every compute host needs sleep pstates."""
     from ..models.errors import EmulatorError
     from ..models.platform import PlatformError, load_platform
+    if not isinstance(platform, (str, Path)):
+        raise EnvError(f"platform: {platform!r} is not a path")
     path = Path(platform)
     if not path.is_file():
         raise EnvError(f"platform: {path} is not a file")
@@ -131,6 +135,8 @@ class BatsimEnv(gym.Env):
                  backend: str = "emulator", output_prefix: Optional[str] = None):
         if backend not in BACKENDS:
             raise EnvError(f"backend {backend!r}: choose one of {', '.join(BACKENDS)}")
+        if output_prefix is not None and (not isinstance(output_prefix, str) or not output_prefix.strip()):
+            raise EnvError(f"output_prefix: {output_prefix!r} is not a file prefix (e.g. 'out/episode')")
         self.platform, self.nb_hosts, self.zone_properties = platform_hosts(platform)
         self.workloads = workload_files(workloads)
         check_workloads(self.workloads, self.nb_hosts)

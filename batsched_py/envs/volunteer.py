@@ -21,6 +21,8 @@ import numpy as np
 from gymnasium import spaces
 
 from ..policies.agent.volunteer import LEVELS, MAX_EVICTED_HOURS, VolunteerScheduler
+from ..models.errors import EmulatorError
+from ..models.events_file import load_events
 from ..models.platform import load_platform
 from .core import BatsimEnv, EnvError
 
@@ -34,6 +36,10 @@ class VolunteerEnv(BatsimEnv):
         super().__init__(platform, workloads, backend, output_prefix)
         if not Path(events).is_file():
             raise EnvError(f"events: {events} is not a file (a Batsim --events file of logins)")
+        try:           # (read now: a bad line is named here, not in the first reset)
+            load_events(events, nb_hosts=self.nb_hosts)
+        except EmulatorError as exc:
+            raise EnvError(f"events: {exc}") from None
         if level not in LEVELS:
             raise EnvError(f"level: {level!r} is not one of {', '.join(LEVELS)}")
         if isinstance(sigma, bool) or not isinstance(sigma, (int, float)) or not 0 <= sigma <= 1:

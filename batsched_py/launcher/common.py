@@ -1,12 +1,16 @@
-"""What both backends share: Batsim's arguments, the error type, and the supervision of one run."""
+"""What both real-Batsim backends share: Batsim's arguments, the error type, and the supervised Batsim."""
 from __future__ import annotations
 
 import signal
-import socket
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional, Protocol
+from typing import Callable, Optional, Protocol
+
+from .. import protocol as p
 from ..errors import BatschedError
+from ..transport.endpoints import PeerClosed
+from ..transport.zmq_server import PeerTimeout, RepBackend
 
 # Batsim 4.x speaks the JSON protocol this package implements; `latest` is Batsim 5 (another protocol).
 # 4.2.0 is the newest 4.x tag known to be published; 4.2.1 is a bug-fix release of it with the same
@@ -49,13 +53,6 @@ class BatsimArgs:
         if self.mmax:
             out += ["--mmax", str(self.mmax)]
         return out + ["-s", endpoint, *self.extra]
-
-
-def free_port() -> int:
-    """A TCP port free on the loopback right now (the scheduler binds it a moment later)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def describe_exit(code: int) -> str:
@@ -103,36 +100,77 @@ class Peer(Protocol):
     def stop(self) -> None: ...                      # idempotent: nothing of it left running afterwards
 
 
-def supervise(scheduler: Any, peer: Peer, endpoint: str, export: str, timeout: Optional[float]) -> None:
-    """Serve ``scheduler`` on ``endpoint`` while ``peer`` (Batsim, already started) runs; stop it on any way out."""
-    from ..transport.endpoints import PeerClosed
-    from ..transport.zmq_server import PeerTimeout, serve
+class SupervisedBatsim:
+    """A real Batsim (a process or a container, made by ``start_peer(endpoint)``) connected to a REP
+    endpoint on a loopback port the system chose: a caller-driven Backend (transport/backend.py).
 
-    def watchdog() -> None:
-        code = peer.poll()
-        if code is not None:
-            raise exit_error(peer.name, code, peer.tail(), "before the simulation ended")
+    Both sides are watched: a Batsim that dies, goes silent for ``timeout`` seconds (None: never)
+    or exits badly after the end raises a one-line LaunchError naming it, with its own CRITICAL
+    line or its last output; ``close()`` stops it on every way out (and removes ``scratch``, a
+    folder of outputs nobody reads).
+    """
 
-    try:
+    def __init__(self, start_peer: Callable[[str], Peer], export: str, timeout: Optional[float],
+                 scratch: Optional[tempfile.TemporaryDirectory] = None):
+        self.export, self.timeout, self._scratch = export, timeout, scratch
+        self.link = RepBackend("tcp://127.0.0.1:0", timeout=timeout, watchdog=self._watchdog)
         try:
-            serve(scheduler, endpoint, timeout=timeout, watchdog=watchdog)
-        except PeerTimeout as exc:
-            raise LaunchError(f"{peer.name} went silent: {exc}; it was stopped{format_tail(peer.tail())}") from None
-        except PeerClosed:
-            # Batsim closes its socket as it aborts: its exit and its reason are the error.
-            code = peer.wait(EXIT_WAIT)
-            if code is not None and code != 0:
-                raise exit_error(peer.name, code, peer.tail(), "before the simulation ended") from None
+            self.peer = start_peer(self.link.endpoint)
+        except BaseException:
+            self._release()
             raise
-        grace = max(EXIT_GRACE, timeout or 0.0)
+
+    def start(self) -> p.Message:
+        try:
+            return self.link.start()
+        except (PeerTimeout, PeerClosed) as exc:
+            raise self._lost(exc) from None
+
+    def send(self, reply: p.Message) -> Optional[p.Message]:
+        try:
+            request = self.link.send(reply)
+        except (PeerTimeout, PeerClosed) as exc:
+            raise self._lost(exc) from None
+        if request is None:
+            self._check_exit()
+        return request
+
+    def close(self) -> None:
+        try:
+            self.peer.stop()
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        self.link.close()
+        if self._scratch is not None:
+            self._scratch.cleanup()
+
+    def _watchdog(self) -> None:
+        code = self.peer.poll()
+        if code is not None:
+            raise exit_error(self.peer.name, code, self.peer.tail(), "before the simulation ended")
+
+    def _lost(self, exc: Exception) -> Exception:
+        peer = self.peer
+        if isinstance(exc, PeerTimeout):
+            return LaunchError(f"{peer.name} went silent: {exc}; it was stopped{format_tail(peer.tail())}")
+        # Batsim closes its socket as it aborts: its exit and its reason are the error.
+        code = peer.wait(EXIT_WAIT)
+        if code is not None and code != 0:
+            return exit_error(peer.name, code, peer.tail(), "before the simulation ended")
+        return exc
+
+    def _check_exit(self) -> None:
+        """Batsim answered SIMULATION_ENDS: it must exit normally, its outputs written."""
+        peer = self.peer
+        grace = max(EXIT_GRACE, self.timeout or 0.0)
         code = peer.wait(grace)
         if code is None:
             raise LaunchError(f"{peer.name} did not exit within {grace:g} s after the simulation ended; "
                               f"it was stopped{format_tail(peer.tail())}")
         if code != 0:
             raise exit_error(peer.name, code, peer.tail(), "after the simulation ended")
-        if not Path(f"{export}_jobs.csv").is_file():
-            raise LaunchError(f"{peer.name} exited normally but wrote no {export}_jobs.csv"
+        if not Path(f"{self.export}_jobs.csv").is_file():
+            raise LaunchError(f"{peer.name} exited normally but wrote no {self.export}_jobs.csv"
                               f"{format_tail(peer.tail())}")
-    finally:
-        peer.stop()

@@ -9,12 +9,13 @@ user so its files belong to them. The container is removed on every way out.
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Optional
 
 from . import common
-from .common import BatsimArgs, LaunchError, free_port, supervise
+from .common import BatsimArgs, LaunchError, SupervisedBatsim
 
 ENV_IMAGE = "BATSCHED_PY_BATSIM_IMAGE"  # replaces the default image (an explicit image= wins)
 IN_ROOT = "/data/in"
@@ -26,7 +27,7 @@ def docker_client(client: Any = None) -> Any:
     if client is not None:
         return client
     try:
-        import docker
+        import docker   # (optional: the docker extra)
     except ImportError:
         raise LaunchError("the docker backend needs the Docker SDK for Python: "
                           "pip install 'batsched_py[docker]'") from None
@@ -142,14 +143,17 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
-def run_container(scheduler: Any, args: BatsimArgs, *, timeout: Optional[float], image: str,
-                  client: Any = None) -> None:
+def container_backend(args: BatsimArgs, *, timeout: Optional[float], image: str = common.DEFAULT_IMAGE,
+                      client: Any = None, scratch: Optional[tempfile.TemporaryDirectory] = None) -> SupervisedBatsim:
+    """Batsim from ``image`` (the default: ``$BATSCHED_PY_BATSIM_IMAGE`` if set) run in a container,
+    driven as a Backend."""
     if image == common.DEFAULT_IMAGE:
         image = os.environ.get(ENV_IMAGE, "").strip() or image
     volumes, paths, export = mounts(args)
     client = docker_client(client)
-    port = free_port()
-    endpoint = f"tcp://127.0.0.1:{port}"
-    command = args.argv(endpoint, path=lambda p: paths[p], export=export)
-    peer = ContainerPeer(client, image, command, volumes, name=f"batsched-py-batsim-{os.getpid()}-{port}")
-    supervise(scheduler, peer, endpoint, args.export, timeout)
+
+    def start(endpoint: str) -> ContainerPeer:
+        command = args.argv(endpoint, path=lambda p: paths[p], export=export)
+        port = endpoint.rpartition(":")[2]
+        return ContainerPeer(client, image, command, volumes, name=f"batsched-py-batsim-{os.getpid()}-{port}")
+    return SupervisedBatsim(start, args.export, timeout, scratch)

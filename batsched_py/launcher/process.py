@@ -6,10 +6,10 @@ import shlex
 import signal
 import subprocess
 import tempfile
-from typing import IO, Any, Optional, Sequence
+from typing import IO, Optional, Sequence
 
 from . import common
-from .common import BatsimArgs, LaunchError, free_port, supervise
+from .common import BatsimArgs, LaunchError, SupervisedBatsim
 
 ENV_COMMAND = "BATSCHED_PY_BATSIM"
 
@@ -84,8 +84,9 @@ class ProcessPeer:
                 pass
 
 
-def run_process(scheduler: Any, args: BatsimArgs, *, timeout: Optional[float],
-                command: Optional[Sequence[str]] = None) -> None:
-    endpoint = f"tcp://127.0.0.1:{free_port()}"
-    peer = ProcessPeer(batsim_command(command) + args.argv(endpoint))
-    supervise(scheduler, peer, endpoint, args.export, timeout)
+def process_backend(args: BatsimArgs, *, timeout: Optional[float], command: Optional[Sequence[str]] = None,
+                    scratch: Optional[tempfile.TemporaryDirectory] = None) -> SupervisedBatsim:
+    """Batsim (``command``, see :func:`batsim_command`) started as a subprocess, driven as a Backend."""
+    argv = batsim_command(command)
+    return SupervisedBatsim(lambda endpoint: ProcessPeer(argv + args.argv(endpoint)), args.export, timeout,
+                            scratch)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 from ..emulator.outputs import TIME_UNIT_SUFFIX as SUFFIX
+from ..models.platform import PlatformError, load_platform
 from ..platforms.time_unit import detect_time_unit, resolve_time_unit
 from ..textfiles import json_fault, write_whole
 from ..units import check_time_unit
@@ -49,6 +50,14 @@ def runs_time_unit(given: Optional[str], platform: Optional[str | Path],
     ``given`` (--time-unit); else the one the runs recorded; else the one of ``platform`` (-p);
     else s.  Runs recorded in different units, or in a unit other than -p's, are refused: one
     table or axis cannot label both."""
+    if platform is not None and not Path(platform).is_file():
+        why = "a folder, not a platform file" if Path(platform).is_dir() else "no such file"
+        raise MetricsInputError(f"-p {platform}: {why}")
+    if platform is not None:         # (a platform that cannot be read tells no unit: said, not ignored)
+        try:
+            load_platform(platform)
+        except (PlatformError, ValueError) as exc:
+            raise MetricsInputError(f"-p: {exc}") from None
     if given:
         return check_time_unit(given), None
     recorded = {Path(s): u for s in sources if (u := recorded_time_unit(s)) is not None}

@@ -7,10 +7,18 @@ integer (while it stays below 2^53), converts it to a double, and divides by the
 A workload of submission times written with 17 digits gets about one job in ten submitted 1 ulp
 earlier or later in Batsim, which moves the simulated clock, and so the energy sums' last printed
 digit (the pybatsim_easy-e128-hpc250-E recording).  Use as ``json.load(f, parse_float=...)``.
+
+Batsim parses the scheduler's replies the same way: ``as_batsim_reads`` gives a reply's times as
+Batsim reads them.  A CALL_ME_LATER at 1295.0013950000277 (the scheduler's now + 1 s) wakes Batsim
+at 1295.0013950000275, which moves the clock and so the epower of the row written then.
 """
 from __future__ import annotations
 
-__all__ = ["rapidjson_double"]
+from dataclasses import replace
+
+from .. import protocol as p
+
+__all__ = ["rapidjson_double", "as_batsim_reads"]
 
 _FAST_LIMIT = (1 << 53) - 1        # RapidJSON stops taking fraction digits into its integer above
 
@@ -70,3 +78,40 @@ def rapidjson_double(text: str) -> float:
     # StrtodNormalPrecision
     d = _fast_path(_fast_path(d, -308), p + 308) if p < -308 else _fast_path(d, p)
     return -d if minus else d
+
+
+# The last time read and what Batsim reads for it: a reply's times are mostly one value, its now.
+_last = [0.0, 0.0]
+
+
+def _read(x: float) -> float:
+    """``x`` sent as JSON (its shortest repr, as json and orjson write it) and read by Batsim."""
+    last = _last
+    if x == last[0]:
+        return last[1]
+    text = repr(x)
+    read = x if len(text) <= 16 and "e" not in text else rapidjson_double(text)
+    last[0], last[1] = x, read
+    return read
+
+
+def as_batsim_reads(reply: p.Message) -> p.Message:
+    """``reply`` with the times that Batsim acts on (its now, each decision's timestamp, a
+    CALL_ME_LATER's date) as Batsim reads them from the JSON the scheduler sends: the same
+    message (no copy) when they all read back unchanged, as most do."""
+    now = _read(reply.now)
+    events = reply.events
+    read: list | None = None
+    for i, e in enumerate(events):
+        t = _read(e.timestamp)
+        if e.__class__ is p.CallMeLater:
+            at = _read(e.at)
+            if t != e.timestamp or at != e.at:
+                read = read or list(events)
+                read[i] = replace(e, timestamp=t, at=at)
+        elif t != e.timestamp:
+            read = read or list(events)
+            read[i] = replace(e, timestamp=t)
+    if read is None:
+        return reply if now == reply.now else p.Message(now, events)
+    return p.Message(now, tuple(read))

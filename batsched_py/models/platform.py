@@ -330,7 +330,7 @@ def _read_hosts(path: str, master_host: str) -> tuple[ET.Element, _RawHost, list
     try:
         root = parse_xml(path, comments=False).getroot()
     except OSError as exc:
-        raise PlatformError(f"{path}: cannot parse platform XML: {exc}") from None
+        raise PlatformError(f"{path}: cannot read the platform ({exc.strerror or exc})") from None
     if root.tag != "platform":
         raise PlatformError(f"{path}: root element is <{root.tag}>, expected <platform>")
 

@@ -21,7 +21,7 @@ def policy_failure(exc: Exception, now: float) -> Exception:
     ``exc`` itself when it is one of the package's errors (they name what and where: a refused decision,
     a bad option), else a SchedulerFailure naming the time and the line that raised it (a bug in the
     policy's own code: a KeyError, a TypeError, ...), with ``exc`` as its cause."""
-    if type(exc).__module__.startswith("batsched_py."):
+    if isinstance(exc, BatschedError):
         return exc
     failure = SchedulerFailure(f"the scheduler failed at t={now:g} (answering that message): {describe(exc)}")
     failure.__cause__ = exc     # (what ``raise failure from exc`` sets)

@@ -19,6 +19,10 @@ class UnknownSchedulerError(BatschedError, KeyError):
         return self.args[0]
 
 
+class SchedulerOptionsError(BatschedError, TypeError):
+    """Options given as something else than a mapping (a list, a string...)."""
+
+
 def register(name: str) -> Callable[[type[Scheduler]], type[Scheduler]]:
     def add(cls: type[Scheduler]) -> type[Scheduler]:
         if name in _REGISTRY and _REGISTRY[name] is not cls:
@@ -57,4 +61,7 @@ def create(name: str, options: Optional[Mapping[str, Any]] = None) -> Scheduler:
         raise UnknownSchedulerError(f"scheduler {name!r}: {_BROKEN[name]}")
     if name not in schedulers:
         raise UnknownSchedulerError(f"unknown scheduler {name!r}; available: {', '.join(schedulers)}")
+    if options is not None and not isinstance(options, Mapping):
+        raise SchedulerOptionsError(f"scheduler {name!r}: options {options!r} are not a mapping of option names "
+                                    "to values (a JSON object)")
     return schedulers[name](options)

@@ -33,7 +33,7 @@ _READ_SIZE = 1 << 16
 
 
 class PeerClosed(BatschedError, ConnectionError):
-    """Batsim closed its connection before the simulation ended."""
+    """The peer (Batsim, or the scheduler for the REQ side) closed its connection before the simulation ended."""
 
 
 class RepEndpoint:

@@ -30,7 +30,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .swf import SwfJob, SwfTrace, read_swf
+from .swf import SwfError, SwfJob, SwfTrace, read_swf
 
 PWA_CITATION = ("Parallel Workloads Archive, D. G. Feitelson, D. Tsafrir, D. Krakov, "
                 "'Experience with using the Parallel Workloads Archive', "
@@ -247,6 +247,10 @@ def build_workload(jobs: list[CleanJob], opts: ConvertOptions, nb_res: int,
     """Batsim workload dict for already cleaned and selected jobs."""
     scale = TIME_UNITS[opts.time_unit]
     origin = min((j.submit for j in jobs), default=0.0) if opts.shift_to_zero else 0.0
+    first = min(jobs, key=lambda j: j.submit, default=None)
+    if first is not None and first.submit - origin < 0:
+        raise SwfError(f"job {first.job_id}: submit time {first.submit:g} is negative, and Batsim refuses a negative "
+                       "subtime; leave out --no-shift to start the workload at 0")
     out_jobs, profiles = [], {}
     for index, job in enumerate(jobs):
         runtime = job.runtime / scale

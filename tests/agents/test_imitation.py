@@ -78,3 +78,60 @@ def test_bad_imitation_arguments_are_named(tmp_path):
         cloned("shutdown", "T0", tmp_path, epochs=0)
     with pytest.raises(ImitationError, match="imitation episodes: 0"):
         demonstrations(lambda: None, BASELINES["shutdown"]["T0"], DAYS, episodes=0, gamma=0.99)
+
+
+def test_masked_demonstrations_record_the_valid_actions_and_the_teacher_keeps_to_them():
+    import gymnasium as gym
+    import batsched_py.envs  # noqa: F401
+
+    def make_env():
+        return gym.make("batsched_py/Scheduling-v0", platform=str(PLATFORM), workloads=[str(d) for d in DAYS])
+    demos = demonstrations(make_env, BASELINES["scheduling"]["SAF"], DAYS, episodes=2, gamma=0.97, masking=True)
+    assert demos.masks is not None and demos.masks.shape == (len(demos), make_env().action_space.n)
+    assert demos.masks[np.arange(len(demos)), demos.actions].all()      # (SAF never picks a job that does not fit)
+    assert not demos.masks.all()                                         # (and the masks do rule actions out)
+    unmasked = demonstrations(make_env, BASELINES["scheduling"]["SAF"], DAYS, episodes=2, gamma=0.97)
+    assert unmasked.masks is None and np.array_equal(unmasked.actions, demos.actions)
+
+
+def test_the_pointer_head_scores_each_queued_job_by_its_own_row():
+    """With the queue summary held and the position feature's weight at 0, permuting the queue's rows
+    permutes the jobs' logits the same way; the waiting logit does not move."""
+    import gymnasium as gym
+    import torch
+    import batsched_py.envs  # noqa: F401
+    from batsched_py.agents.deepscheduling.pointer import PointerPolicy
+
+    env = gym.make("batsched_py/Scheduling-v0", platform=str(PLATFORM), workloads=[str(DAYS[0])])
+    policy = PointerPolicy(env.observation_space, env.action_space, lambda _: 1e-3, units=16)
+    head = policy.mlp_extractor
+    torch.manual_seed(0)
+    with torch.no_grad():
+        for p in head.parameters():
+            torch.nn.init.normal_(p)
+        head.score[0].weight[:, head.width] = 0
+        obs = {k: torch.as_tensor(v[None]) for k, v in env.observation_space.sample().items()}
+        rows = obs["queue"].shape[1]
+        perm = torch.randperm(rows)
+        summary = policy.pi_features_extractor(obs)[:, :head.summary]
+        logits = head.forward_actor(torch.cat([summary, obs["queue"].flatten(1)], dim=1))
+        permuted = head.forward_actor(torch.cat([summary, obs["queue"][:, perm].flatten(1)], dim=1))
+    assert logits.shape == (1, rows + 1) and logits[0, 1:].std() > 0.1
+    assert torch.allclose(permuted[0, 0], logits[0, 0])
+    assert torch.allclose(permuted[0, 1:], logits[0, 1:][perm], atol=1e-5)
+
+
+def test_a_masked_pointer_clone_of_saf_plays_like_saf(tmp_path):
+    from sb3_contrib import MaskablePPO
+    from batsched_py.agents.deepscheduling.pointer import PointerPolicy
+
+    config = TrainConfig("scheduling", PLATFORM, DAYS, tmp_path, total_steps=64, actors=1, seed=0, progress=False,
+                         vec_env="dummy", masking=True, imitate="SAF", imitate_episodes=2, imitate_epochs=30,
+                         imitate_rounds=2, hyperparameters={"n_steps": 64, "batch_size": 64, "learning_rate": 1e-6})
+    path = train(config, ["train", "scheduling", "--masking", "--imitate", "SAF"])
+    assert isinstance(MaskablePPO.load(path, device="cpu").policy, PointerPolicy)
+    record = json.loads((tmp_path / "model.json").read_text())
+    assert record["algorithm"] == "MaskablePPO" and record["imitation"]["accuracy"] > 0.9, record["imitation"]
+    teacher_reward, teacher_actions = play("scheduling", BASELINES["scheduling"]["SAF"](), DAYS[0])
+    agent_reward, agent_actions = play("scheduling", load_agent(str(path), "scheduling"), DAYS[0])
+    assert agent_actions == teacher_actions and agent_reward == pytest.approx(teacher_reward)

@@ -8,7 +8,7 @@ import zipfile
 
 import pytest
 
-from batsched_py.agents.common.cli import evaluate_main, train_main
+from batsched_py.cli.agents import evaluate_main, train_main
 
 from helpers.rl import PLATFORM, tiny_day
 

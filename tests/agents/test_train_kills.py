@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from batsched_py.agents.common.checkpoints import latest_checkpoint, stats_of, zip_fault
-from batsched_py.agents.common.cli import train_main
+from batsched_py.cli.agents import train_main
 from batsched_py.interrupts import Interrupted, signals_deferred, signals_interrupt
 
 from helpers.rl import PLATFORM

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from batsched_py.agents.common.cli import train_main
+from batsched_py.cli.agents import train_main
 from batsched_py.agents.common.checkpoints import latest_checkpoint
 from batsched_py.agents.common.training import TrainConfig, TrainError, train
 
@@ -142,7 +142,7 @@ def _evaluate(tmp_path, *extra):
     (["--policies", "T0", "-o", "{tmp}/a-file"], ["--out", "a-file", "exists"]),        # was a traceback
 ], ids=["baseline-options", "unknown-option", "option-type", "jobs", "out-is-a-file"])
 def test_bad_evaluation_settings_are_named(tmp_path, capsys, extra, words):
-    from batsched_py.agents.common.cli import evaluate_main
+    from batsched_py.cli.agents import evaluate_main
     (tmp_path / "a-file").touch()
     extra = [e.replace("{tmp}", str(tmp_path)) for e in extra]
     last = _one_line_error(evaluate_main, _evaluate(tmp_path, *extra), capsys, "evaluate")
@@ -182,7 +182,7 @@ def test_a_saved_agent_scheduler_names_a_non_boolean_deterministic():
 
 
 def test_a_failed_evaluation_says_so_in_its_marker(tmp_path, capsys, monkeypatch):
-    from batsched_py.agents.common.cli import evaluate_main
+    from batsched_py.cli.agents import evaluate_main
     (tmp_path / "slowpolicy.py").write_text(SLOW_POLICY)
     monkeypatch.syspath_prepend(str(tmp_path))
     assert evaluate_main(_evaluate(tmp_path, "--policies", "T0,slowpolicy:fails", "-j", "1")) == 2

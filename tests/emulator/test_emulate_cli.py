@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import zmq
 
-from batsched_py.emulator.cli import main
+from batsched_py.cli.emulate import main
 
 from golden_replay import GOLDEN, meta, normalise, transcript
 
@@ -113,7 +113,7 @@ def test_unsupported_flag_is_refused(capsys):
 
 
 def test_disable_machine_state_tracing_writes_no_machine_states(tmp_path):
-    from batsched_py.emulator.cli import emulate
+    from batsched_py.cli.emulate import emulate
     from batsched_py.scheduler import Session, create
     case = GOLDEN / "easy_bf-e128-hpc250" / "inputs"
     args = ["-p", str(case / "energy_platform_homogeneous_no_net_128.xml"),

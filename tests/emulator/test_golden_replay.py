@@ -5,25 +5,10 @@ from pathlib import Path
 import pytest
 
 from batsched_py.emulator import run_engine
-from batsched_py.emulator.cli import batsim_args_to_kwargs
+from batsched_py.cli.emulate import batsim_args_to_kwargs
 
 from golden_replay import GOLDEN, Replayer, cases, meta, transcript
 from helpers import OUTPUTS, output_differences
-
-# Agent cases (scripts/record_agent_goldens.py) whose output files the emulator does not write as
-# Batsim 4.2.1 did yet (issue 30, item 3): their messages match; strict, so that the fix shows.
-EPOWER = ("consumed_energy.csv: the epower of a row that falls at (almost) the same time as the one before "
-          "differs from Batsim's in the last digits (issue 30, item 3)")
-OUTPUT_DIFFERENCES = {case: EPOWER for case in (
-    "elastic_agent_EDF-elastic140-E", "shutdown_agent_ORstar-deepshutdown-E", "shutdown_agent_T5-deepshutdown-E",
-    "deepshutdown-deepshutdown-E", "deepscheduling-deepshutdown-E", "scheduling_agent_SAF-deepshutdown-E",
-    *(f"volunteer_agent_{policy}-pool20s{seed}-E" for policy in ("random", "bandit") for seed in (1, 2, 3)))}
-
-
-def output_cases() -> list:
-    return [pytest.param(case, marks=pytest.mark.xfail(strict=True, reason=OUTPUT_DIFFERENCES[case]))
-            if case in OUTPUT_DIFFERENCES else case for case in cases()]
-
 
 def replay(case: str, out: Path) -> Replayer:
     rep = Replayer(transcript(case))
@@ -53,7 +38,7 @@ def test_messages_match(case, tmp_path):
 
 
 @pytest.mark.golden
-@pytest.mark.parametrize("case", output_cases())
+@pytest.mark.parametrize("case", cases())
 def test_outputs_match(case, tmp_path):
     """Batsim's output files, every row and field as Batsim printed it."""
     replay(case, tmp_path / "out")
@@ -80,6 +65,3 @@ def test_output_comparison_is_exact(tmp_path):
     mine.write_text("job_id,consumed_energy\n1,2188799.999994\n")
     assert "row 1" in output_differences(golden, mine, "jobs")
 
-
-def test_known_output_differences_name_recorded_cases():
-    assert set(OUTPUT_DIFFERENCES) <= set(cases())

@@ -16,6 +16,7 @@ from procset import ProcSet
 from batsched_py.emulator.machines import Machines, MachineState
 from batsched_py.emulator.outputs import OutputWriters
 from batsched_py.models.platform import load_platform
+from batsched_py.platforms.volunteer import generate_pool, write_pool_platform
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
 ENERGY_CASES = ["sleeper-e128-load50-E", "energy_bf-e128-hpc250-E", "energy_watcher-e128-delays-E",
@@ -303,3 +304,20 @@ def test_batsims_machine_state_machine_quirks():
     assert "has an invalid pstate : 15" in m.check_set_state(ProcSet(1), 13)     # switching: Batsim never answers
     m.switch_reached(done[1], [1])
     assert m.state(1) is MachineState.IDLE and m.check_start("w0!1", ProcSet(1)) is None
+
+
+
+def test_a_task_loads_its_host_as_simgrid_counts_it(tmp_path):
+    # SimGrid's energy plugin takes a host's load as its CPU constraint's usage (the task's flops
+    # times its rate) over its speed: 12,530 flops at 1/12,530 per second on a 1 flop/s host is
+    # 0.9999999999999999, so the host draws 59 + that x 65 W, 1 ulp below its 124 W (Batsim 4.2.1
+    # on a volunteer pool: 1138749.7209800154 J after 260.65 s of such a job, not ...0156).
+    write_pool_platform(generate_pool(20, 3, seed=0), tmp_path / "pool.xml")
+    m = Machines(load_platform(tmp_path / "pool.xml", energy=True), None, energy_enabled=True)
+    host = ProcSet(13)
+    assert m.hosts[13].pstates[0].all_cores == 124.0
+    m.job_started(0.0, "j", host)
+    m.job_computes(0.0, "j", host, 12530.0, 1.0 / 12530.0)
+    assert m.hosts_energy(1.0, host) == 123.99999999999999     # J, over 1 s
+    m.job_computes(1.0, "j", host, 12529.0, 1.0 / 12529.0)     # (12,529 x 1/12,529 is 1.0)
+    assert m.hosts_energy(2.0, host) == 123.99999999999999 + 124.0

@@ -88,22 +88,34 @@ def test_plain_progress_ends_with_the_final_count(tmp_path, monkeypatch, capsys)
     assert capsys.readouterr().err.rstrip().endswith("1/1 jobs finished (100%)")
 
 
-def test_kill_on_a_modelled_network_warns(tmp_path):
-    # Batsim's killer actor reports kills with a message over the master host's route: not modelled.
+def test_kill_is_acknowledged_once_the_killers_message_crossed(tmp_path):
+    # Batsim's killer actor (master host) kills, then reports the kills with its own message over
+    # the master host's route (100 us + 1 byte at 125 MB/s, as every message of the master host):
+    # the KILL_JOB decision crosses, then the reply's "ready", then the killer's message.
     from procset import ProcSet
     from batsched_py import protocol as p
     platform, workload = _inputs(tmp_path, LINKED)
+    requests = []
 
     def exchange(req):
+        requests.append(req)
         events: tuple = ()
         if any(isinstance(e, p.JobSubmitted) for e in req.events):
             events = (p.ExecuteJob(req.now, "w0!1", ProcSet((0, 1))), p.CallMeLater(req.now, req.now + 5))
         elif any(isinstance(e, p.RequestedCall) for e in req.events):
             events = (p.KillJob(req.now, ("w0!1",)),)
         return p.Message(req.now, events)
-    with pytest.warns(NetworkNotModelledWarning, match="KILL_JOB.*killer"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         result = simulate(platform, [workload], exchange)
-    assert result.jobs["w0!1"].final_state == "COMPLETED_KILLED"
+    hop = 100e-6 + 8e-9
+    called = next(r for r in requests if any(isinstance(e, p.RequestedCall) for e in r.events))
+    killed = next(r for r in requests if any(isinstance(e, p.JobKilled) for e in r.events))
+    assert [type(e) for e in killed.events] == [p.JobCompleted, p.JobKilled]
+    assert killed.now == pytest.approx(called.now + 3 * hop, abs=2e-6)
+    job = result.jobs["w0!1"]
+    assert job.final_state == "COMPLETED_KILLED"
+    assert job.finish_time == pytest.approx(called.now + hop, abs=2e-6)
 
 
 @pytest.mark.parametrize("energy", [False, True])

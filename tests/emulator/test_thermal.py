@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from batsched_py.emulator import EmulatorError, run_engine
-from batsched_py.emulator.cli import batsim_args_to_kwargs
+from batsched_py.cli.emulate import batsim_args_to_kwargs
 from batsched_py.models.thermal import THERMAL_COLUMNS, ThermalModel, ThermalParams
 
 from golden_replay import GOLDEN, Replayer, meta, transcript

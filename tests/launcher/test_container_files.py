@@ -59,7 +59,7 @@ def test_compose_services_and_pinned_batsim_4_image():
 def test_compose_commands_connect_the_two_sides():
     svc = services()
     sched = svc["scheduler"]["entrypoint"] + svc["scheduler"]["command"]
-    assert sched[:3] == ["python", "-m", "batsched_py.launcher.linger"]
+    assert sched[:3] == ["python", "-m", "batsched_py.cli.linger"]
     serve = sched[sched.index("serve"):]
     assert serve[serve.index("--socket") + 1] == "tcp://0.0.0.0:28000"
     assert serve[serve.index("--scheduler") + 1] == "easy"
@@ -154,19 +154,19 @@ def test_dockerignore_keeps_the_context_small():
 
 def test_linger_exits_at_once_on_failure_and_lingers_on_success():
     t0 = time.monotonic()
-    bad = subprocess.run([sys.executable, "-m", "batsched_py.launcher.linger", "--linger", "30",
+    bad = subprocess.run([sys.executable, "-m", "batsched_py.cli.linger", "--linger", "30",
                           "serve", "--scheduler", "no-such-policy"], capture_output=True, text=True, timeout=30)
     assert bad.returncode == 2 and "no-such-policy" in bad.stderr
     assert time.monotonic() - t0 < 10
     t0 = time.monotonic()
-    good = subprocess.run([sys.executable, "-m", "batsched_py.launcher.linger", "--linger", "0.5",
+    good = subprocess.run([sys.executable, "-m", "batsched_py.cli.linger", "--linger", "0.5",
                            "list-schedulers"], capture_output=True, text=True, timeout=30)
     assert good.returncode == 0 and "easy" in good.stdout
     assert time.monotonic() - t0 >= 0.5
 
 
 def test_linger_stops_on_sigterm():
-    proc = subprocess.Popen([sys.executable, "-m", "batsched_py.launcher.linger", "--linger", "60",
+    proc = subprocess.Popen([sys.executable, "-m", "batsched_py.cli.linger", "--linger", "60",
                              "list-schedulers"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         assert proc.stdout.readline()  # the command ran; now lingering
@@ -181,6 +181,6 @@ def test_linger_stops_on_sigterm():
 
 @pytest.mark.parametrize("value, words", [("-1", "'-1' is negative"), ("nan", "'nan' is not a finite number")])
 def test_linger_refuses_a_time_that_is_not_one(value, words):
-    out = subprocess.run([sys.executable, "-m", "batsched_py.launcher.linger", "--linger", value, "list-schedulers"],
+    out = subprocess.run([sys.executable, "-m", "batsched_py.cli.linger", "--linger", value, "list-schedulers"],
                          capture_output=True, text=True, timeout=30)
     assert out.returncode == 2 and out.stderr.strip().endswith(f"argument --linger: {words}")

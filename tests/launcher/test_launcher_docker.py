@@ -253,3 +253,27 @@ def test_output_folder_with_a_colon_is_reported_before_any_container(tmp_path, i
         launch("docker", create("fcfs", {}), platform, [workload], export=str(tmp_path / "a:b" / "out"),
                docker_client=client)
     assert client.runs == []
+
+
+def test_the_environments_docker_backend_is_this_container(tmp_path, inputs, monkeypatch):
+    """The environments' docker backend is the launcher's supervised container, driven request by
+    request (transport/backend.py), and removed on close."""
+    pytest.importorskip("gymnasium", reason="the environments need the rl extra")
+    from batsched_py.envs.backends import make_backend
+    from batsched_py.launcher import container
+    from batsched_py.scheduler import Session
+    from batsched_py.transport.backend import drive
+    platform, workload = inputs
+    client = FakeDocker(tmp_path)
+    monkeypatch.setattr(container, "docker_client", lambda _=None: client)
+    backend = make_backend("docker", platform, workload, output_prefix=str(tmp_path / "out" / "env"))
+    try:
+        drive(Session(create("fcfs", {})), backend)
+    finally:
+        backend.close()
+    want = launch("docker", create("fcfs", {}), platform, [workload], export=str(tmp_path / "out" / "launch"),
+                  energy=True, timeout=20, docker_client=client)
+    assert (tmp_path / "out" / "env_jobs.csv").read_text() == Path(f"{want}_jobs.csv").read_text()
+    env_run, launch_run = client.runs
+    assert env_run["name"].startswith(f"batsched-py-batsim-{os.getpid()}-")
+    assert client.removed == [env_run["name"], launch_run["name"]]

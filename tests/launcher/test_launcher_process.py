@@ -19,7 +19,7 @@ import pytest
 from batsched_py.launcher import LaunchError, launch
 from batsched_py.launcher import common
 from batsched_py.scheduler import Scheduler, create
-from batsched_py.transport.zmq_server import SchedulerFailure
+from batsched_py.scheduler.failure import SchedulerFailure
 from launcher_support import CASE, EMULATE, FAKE, PLATFORM, REPO, WORKLOAD, alive, read_pid
 
 
@@ -194,17 +194,16 @@ def test_bad_backend_and_no_workload(tmp_path):
 
 
 def test_keyboard_interrupt_in_process_kills_batsim(tmp_path, fake_mode, monkeypatch):
-    from batsched_py.transport import zmq_server
+    from batsched_py.launcher import process
     pidfile = fake_mode("hang")
-    real_serve = zmq_server.serve
+    real_poll = process.ProcessPeer.poll
 
-    def serve(*args, watchdog, **kw):
-        def interrupting():
-            watchdog()
-            if pidfile.is_file():
-                raise KeyboardInterrupt
-        return real_serve(*args, watchdog=interrupting, **kw)
-    monkeypatch.setattr(zmq_server, "serve", serve)
+    def interrupting(self):     # (the watchdog polls Batsim while the scheduler waits for it)
+        code = real_poll(self)
+        if pidfile.is_file():
+            raise KeyboardInterrupt
+        return code
+    monkeypatch.setattr(process.ProcessPeer, "poll", interrupting)
     with pytest.raises(KeyboardInterrupt):
         launch("batsim", create("fcfs", {}), PLATFORM, [WORKLOAD], export=str(tmp_path / "out"), timeout=20,
                batsim_command=FAKE)

@@ -8,7 +8,7 @@ import pytest
 
 from batsched_py.metrics import (MetricsInputError, batsim_schedule_metrics, compare_table,
                                  format_table, read_jobs, summary, write_csv, write_job_table)
-from batsched_py.metrics.cli import main
+from batsched_py.cli.metrics import main
 from batsched_py.metrics.energy import onoff_cycles
 
 GOLDEN = Path(__file__).parents[1] / "data" / "golden_outputs"

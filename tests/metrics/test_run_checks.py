@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from batsched_py.metrics.cli import main
+from batsched_py.cli.metrics import main
 from batsched_py.runner import run_simulation
 from helpers import GOLDEN
 

@@ -5,11 +5,15 @@ import math
 import pytest
 from hypothesis import given, strategies as st
 
+from batsched_py import protocol as p
+from batsched_py.emulator import Emulation
 from batsched_py.models.errors import EmulatorError
 
 from batsched_py.models.events_file import load_events
-from batsched_py.models.json_numbers import rapidjson_double
+from batsched_py.models.json_numbers import as_batsim_reads, rapidjson_double
 from batsched_py.models.workload import load_workload
+
+from golden_replay import GOLDEN
 
 # What RapidJSON 1.1.0's Document::Parse gives for these texts (printed with %a by
 # scripts/simgrid_study/rapidjson_numbers.cpp); the first ones are what Python's float() gives too.
@@ -78,3 +82,39 @@ def test_workload_and_events_numbers_are_batsims(tmp_path):
     events = tmp_path / "events.txt"
     events.write_text(json.dumps({"type": "x"})[:-1] + ', "timestamp": 108.79494227531521}\n')
     assert load_events(events, nb_hosts=4)[0].timestamp == float.fromhex("0x1.b32e05590abf1p+6")
+
+
+def test_replies_are_read_as_batsim_reads_their_json():
+    # A CALL_ME_LATER asked by a scheduler for its now + 1 s: the date Batsim 4.2.1's waiter
+    # printed (a patched Batsim, %.17g) is 1 ulp below Python's float of the same text.
+    reply = p.Message(1294.001394, (p.CallMeLater(1294.001394, 1295.0013950000277),))
+    read = as_batsim_reads(reply)
+    assert read.events[0].at == 1295.0013950000275 and read.now == 1294.001394
+    assert read.events[0].timestamp == 1294.001394
+    # times that read back unchanged (short ones: the 6-decimal times Batsim sends) keep the reply
+    short = p.Message(12.5, (p.CallMeLater(12.5, 13.000001),))
+    assert as_batsim_reads(short) is short
+
+
+def _woken_at(tmp_path, at: float) -> float:
+    """The clock at which the emulator sends the REQUESTED_CALL of a CALL_ME_LATER at ``at``."""
+    platform = GOLDEN / "killer-e128-semantics" / "inputs" / "energy_platform_homogeneous_no_net_128.xml"
+    workload = tmp_path / "w.json"
+    workload.write_text(json.dumps({"nb_res": 1, "jobs": [{"id": "1", "subtime": 1294.001394, "res": 1,
+                                                            "profile": "d"}],
+                                    "profiles": {"d": {"type": "delay", "delay": 5}}}))
+    with Emulation(platform, [workload]) as emulation:
+        request = emulation.start()
+        while request is not None:
+            if any(isinstance(e, p.RequestedCall) for e in request.events):
+                return emulation.now
+            events: tuple = ()
+            if any(isinstance(e, p.JobSubmitted) for e in request.events):
+                events = (p.RejectJob(request.now, "w0!1"), p.CallMeLater(request.now, at))
+            request = emulation.send(p.Message(request.now, events))
+    raise AssertionError("no REQUESTED_CALL")
+
+
+def test_call_me_later_wakes_at_the_date_batsim_reads(tmp_path):
+    assert _woken_at(tmp_path, 1295.0013950000277) == _woken_at(tmp_path, 1295.0013950000275)
+    assert _woken_at(tmp_path, 1295.0013950000277) != _woken_at(tmp_path, 1295.001395000028)

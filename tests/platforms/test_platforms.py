@@ -5,7 +5,7 @@ import pytest
 
 from batsched_py.models.platform import PlatformError, host_powers, load_platform
 from batsched_py.platforms import energy_cluster, platform_xml, taurus_cluster, upgrade_platform_file
-from batsched_py.platforms.cli import main
+from batsched_py.cli.platform import main
 from helpers import SHARED as _SHARED
 
 SHARED = _SHARED / "data"

@@ -7,7 +7,7 @@ import pytest
 
 from batsched_py.workloads import ConvertOptions, SwfError, convert_swf, read_swf
 from batsched_py.workloads.characterise import sequential_shares
-from batsched_py.workloads.cli import main, workload_main
+from batsched_py.cli.workloads import main, workload_main
 from batsched_py.workloads.upgrade import WorkloadError, upgrade_workload
 from helpers import SHARED as _SHARED
 

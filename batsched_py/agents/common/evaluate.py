@@ -59,7 +59,9 @@ def parse_policies(text: str) -> list[PolicySpec]:
     for item in (i.strip() for i in items):
         if not item:
             raise EvaluateError(f"--policies {text!r}: an empty policy name")
-        label, _, rest = item.rpartition("=") if "=" in item.split("{", 1)[0] else ("", "", item)
+        label, sep, rest = item.rpartition("=") if "=" in item.split("{", 1)[0] else ("", "", item)
+        if sep and not label.strip():
+            raise EvaluateError(f"--policies {text!r}: {item!r} has an empty label before '='")
         name, options = rest, {}
         if "{" in rest:
             name, _, raw = rest.partition(":{")

@@ -9,7 +9,8 @@ whole days played in the same environment.  A clone that is right on 99% of the 
 states still drifts, once deployed, into states the teacher never visits (a node count one off
 changes what follows), so later rounds let the clone play and the teacher label what it meets
 (DAgger, Ross et al. 2011: the teacher is bound to the same scheduler and reads its state).  PPO
-then improves on the clone.
+then improves on the clone.  With action masks (MaskablePPO), the clone learns and plays among the
+valid actions only, as PPO will: unmasked, it would spend itself learning which jobs fit.
 """
 from __future__ import annotations
 
@@ -30,13 +31,14 @@ class ImitationError(BatschedError, ValueError):
 class Demonstrations:
     """The teacher's days: observations (an array, or a dict of arrays), actions, discounted returns
     (from each step to the day's end) and running returns (from the day's start to each step: what
-    SB3's VecNormalize measures to scale rewards)."""
+    SB3's VecNormalize measures to scale rewards), and the action masks when recorded."""
     observations: Any
     actions: np.ndarray
     returns: np.ndarray
     running: np.ndarray
     episodes: int
     mean_episode_reward: float
+    masks: Optional[np.ndarray] = None
 
     def __len__(self) -> int:
         return len(self.actions)
@@ -44,10 +46,12 @@ class Demonstrations:
 
 def demonstrations(make_env: Callable[[], Any], teacher: Callable[[], Any], days: Sequence[Path], *,
                    episodes: int, gamma: float, seed: int = 0,
-                   student: Optional[Callable[[Any], Any]] = None) -> Demonstrations:
+                   student: Optional[Callable[[Any, Optional[np.ndarray]], Any]] = None,
+                   masking: bool = False) -> Demonstrations:
     """``episodes`` days drawn from ``days`` (without replacement while they last), each labelled by a
     fresh ``teacher()`` bound to the environment's scheduler, and played by the teacher or, when
-    given, by ``student`` (then the returns are the student's)."""
+    given, by ``student(observation, mask)`` (then the returns are the student's).  ``masking``: the
+    environment's ``action_masks()`` are recorded and given to the student."""
     if episodes < 1:
         raise ImitationError(f"imitation episodes: {episodes} is not a positive number")
     rng = random.Random(seed)
@@ -61,6 +65,7 @@ def demonstrations(make_env: Callable[[], Any], teacher: Callable[[], Any], days
     actions: list[int] = []
     returns: list[float] = []
     running: list[float] = []
+    masks: list[np.ndarray] = []
     totals = []
     try:
         for i, day in enumerate(order[:episodes]):
@@ -71,10 +76,13 @@ def demonstrations(make_env: Callable[[], Any], teacher: Callable[[], Any], days
             done = False
             while not done:
                 action = int(policy(obs))
+                mask = np.asarray(env.unwrapped.action_masks(), bool) if masking else None
                 observations.append(obs)
                 actions.append(action)
+                if mask is not None:
+                    masks.append(mask)
                 if student is not None:
-                    action = int(student(obs))
+                    action = int(student(obs, mask))
                 obs, reward, terminated, truncated, _ = env.step(action)
                 rewards.append(float(reward))
                 done = terminated or truncated
@@ -91,7 +99,8 @@ def demonstrations(make_env: Callable[[], Any], teacher: Callable[[], Any], days
     else:
         stacked = np.stack(observations)
     return Demonstrations(stacked, np.asarray(actions, np.int64), np.asarray(returns, np.float32),
-                          np.asarray(running, np.float64), episodes, float(np.mean(totals)))
+                          np.asarray(running, np.float64), episodes, float(np.mean(totals)),
+                          np.stack(masks) if masking else None)
 
 
 def merge(a: Demonstrations, b: Demonstrations) -> Demonstrations:
@@ -103,7 +112,8 @@ def merge(a: Demonstrations, b: Demonstrations) -> Demonstrations:
     return Demonstrations(observations, np.concatenate([a.actions, b.actions]), np.concatenate([a.returns, b.returns]),
                           np.concatenate([a.running, b.running]), a.episodes + b.episodes,
                           (a.mean_episode_reward * a.episodes + b.mean_episode_reward * b.episodes)
-                          / (a.episodes + b.episodes))
+                          / (a.episodes + b.episodes),
+                          None if a.masks is None or b.masks is None else np.concatenate([a.masks, b.masks]))
 
 
 def _discounted(rewards: Sequence[float], gamma: float) -> list[float]:
@@ -133,6 +143,7 @@ def clone(model: Any, demos: Demonstrations, *, epochs: int, batch_size: int = 6
     generator = np.random.default_rng(seed)
     targets = torch.as_tensor(demos.returns / return_scale)
     actions = torch.as_tensor(demos.actions)
+    masks = demos.masks
     figures: dict[str, float] = {}
     for epoch in range(epochs):
         order = generator.permutation(n)
@@ -141,7 +152,8 @@ def clone(model: Any, demos: Demonstrations, *, epochs: int, batch_size: int = 6
         for lo in range(0, n, batch_size):
             idx = order[lo:lo + batch_size]
             obs = obs_as_tensor(_take(demos.observations, idx), policy.device)
-            distribution = policy.get_distribution(obs)
+            distribution = (policy.get_distribution(obs) if masks is None
+                            else policy.get_distribution(obs, action_masks=masks[idx]))
             values = policy.predict_values(obs).flatten()
             log_prob = distribution.log_prob(actions[idx])
             loss_pi = -log_prob.mean()

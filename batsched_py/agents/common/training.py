@@ -35,6 +35,9 @@ class ActorError(TrainError):
     """An episode failed in an actor (a day, a policy or the simulation): the training stops."""
 
 
+#: environments one machine's processes hold (--vec-env subprocess or dummy); Ray spreads more
+MAX_LOCAL_ACTORS = 256
+
 # what a previous training left in an output folder
 TRAINING_FILES = ("checkpoints", "model.zip", "model.json", "imitation.zip", "_INCOMPLETE", "tensorboard")
 
@@ -70,12 +73,13 @@ class TrainConfig:
     imitate_rounds: int = 3                       # 1: plain cloning; more: DAgger rounds, the clone playing
 
 
-def paper_settings(agent: str) -> tuple[str, dict, Callable[[], dict]]:
+def paper_settings(agent: str) -> tuple[str, dict, Callable[[bool], Any], Callable[[bool], dict]]:
+    """The paper's environment, PPO settings, SB3 policy and its arguments (given whether actions are masked)."""
     from importlib import import_module
     if agent not in AGENTS:
         raise TrainError(f"agent {agent!r}: choose shutdown or scheduling")
     settings = import_module(f"batsched_py.agents.deep{agent}.config")
-    return settings.ENV, dict(settings.HYPERPARAMETERS), settings.policy_kwargs
+    return settings.ENV, dict(settings.HYPERPARAMETERS), settings.policy, settings.policy_kwargs
 
 
 def env_factory(env_id: str, platform: Path, workloads: Sequence[Path], env_kwargs: dict, seed: int,
@@ -173,10 +177,11 @@ def train(config: TrainConfig, argv: Optional[Sequence[str]] = None) -> Path:
     import torch
     from stable_baselines3 import PPO
 
-    env_id, paper, policy_kwargs = paper_settings(config.agent)
+    env_id, paper, policy_class, policy_kwargs = paper_settings(config.agent)
     hyper, minibatches = _check_settings(config, paper)
     _check_out(config)
     spaces = _check_env(config, env_id)
+    _check_rollout_memory(hyper["n_steps"], config.actors, spaces[0])
     if config.imitate:
         _check_teacher(config)
     algorithm = "MaskablePPO" if config.masking else "PPO"
@@ -199,7 +204,7 @@ def train(config: TrainConfig, argv: Optional[Sequence[str]] = None) -> Path:
             if config.masking:
                 from sb3_contrib import MaskablePPO
                 algo = MaskablePPO
-            policy = "MultiInputPolicy" if config.agent == "scheduling" else "MlpPolicy"
+            policy = policy_class(config.masking)
             if resumed_from is not None:
                 try:
                     model = algo.load(resumed_from, env=venv, device="cpu")
@@ -214,7 +219,7 @@ def train(config: TrainConfig, argv: Optional[Sequence[str]] = None) -> Path:
                     hyper.update(kept)          # (model.json records what trained)
             else:
                 try:
-                    model = algo(policy, venv, policy_kwargs=policy_kwargs(), seed=config.seed, device="cpu",
+                    model = algo(policy, venv, policy_kwargs=policy_kwargs(config.masking), seed=config.seed, device="cpu",
                                  verbose=0, tensorboard_log=str(config.out / "tensorboard"), **hyper)
                 except (TypeError, ValueError, AssertionError) as exc:    # (SB3 checks its settings with assert)
                     raise TrainError(f"--hyper {json.dumps(config.hyperparameters)}: {exc}") from None
@@ -324,6 +329,9 @@ def _check_settings(config: TrainConfig, paper: dict[str, Any]) -> tuple[dict[st
     top = 2 ** 32 - config.actors          # (actor i is seeded seed + i; numpy takes seeds below 2**32)
     if isinstance(config.seed, bool) or not isinstance(config.seed, int) or not 0 <= config.seed <= top:
         raise TrainError(f"--seed {config.seed!r}: a seed is an integer from 0 to {top}")
+    if config.vec_env != "ray" and config.actors > MAX_LOCAL_ACTORS:
+        raise TrainError(f"--actors {config.actors}: more environments than the {MAX_LOCAL_ACTORS} one machine "
+                         f"runs (--vec-env {config.vec_env}); --vec-env ray spreads them over a cluster")
     if config.ray_address is not None and config.vec_env != "ray":
         raise TrainError(f"--ray-address {config.ray_address}: applies with --vec-env ray only (not {config.vec_env})")
     if config.vec_env not in ("subprocess", "dummy", "ray"):
@@ -336,6 +344,16 @@ def _check_settings(config: TrainConfig, paper: dict[str, Any]) -> tuple[dict[st
         return ppo_settings(paper, config.hyperparameters, config.actors)
     except HyperError as exc:
         raise TrainError(str(exc)) from None
+
+
+def _check_rollout_memory(n_steps: int, actors: int, observation_space: Any) -> None:
+    """SB3 allocates the rollout buffer whole (n_steps x actors observations, float32) as it starts:
+    one larger than the machine's memory is named now, not a numpy MemoryError."""
+    need = 4 * n_steps * actors * gym.spaces.flatdim(observation_space)
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if need > memory:
+        raise TrainError(f"--hyper n_steps {n_steps} x {actors} actors: the rollout buffer alone would take "
+                         f"{need / 2 ** 30:,.0f} GiB, more than this machine's {memory / 2 ** 30:,.0f} GiB")
 
 
 def _check_out(config: TrainConfig) -> None:
@@ -452,7 +470,7 @@ def _imitate(config: TrainConfig, env_id: str, model: Any, venv: Any, gamma: flo
     t0 = time.time()
     try:
         demos = demonstrations(make_env, teacher, config.workloads, episodes=config.imitate_episodes, gamma=gamma,
-                               seed=config.seed)
+                               seed=config.seed, masking=config.masking)
         teacher_reward = demos.mean_episode_reward
         scale = 1.0
         if config.normalize_reward:
@@ -465,7 +483,8 @@ def _imitate(config: TrainConfig, env_id: str, model: Any, venv: Any, gamma: flo
         played = []
         for round_ in range(1, config.imitate_rounds):
             more = demonstrations(make_env, teacher, config.workloads, episodes=max(1, config.imitate_episodes // 2),
-                                  gamma=gamma, seed=config.seed + 1000 * round_, student=_deterministic(model))
+                                  gamma=gamma, seed=config.seed + 1000 * round_, student=_deterministic(model),
+                                  masking=config.masking)
             played.append(round(more.mean_episode_reward, 3))
             if say:
                 say(f"imitation: round {round_ + 1}/{config.imitate_rounds}: the clone played {more.episodes} days "
@@ -481,8 +500,13 @@ def _imitate(config: TrainConfig, env_id: str, model: Any, venv: Any, gamma: flo
             "accuracy": round(figures["accuracy"], 4), "wall_time_s": round(time.time() - t0, 1)}
 
 
-def _deterministic(model: Any) -> Callable[[Any], int]:
-    return lambda obs: int(model.predict(obs, deterministic=True)[0])
+def _deterministic(model: Any) -> Callable[[Any, Optional[np.ndarray]], int]:
+    """The model's action (among the valid ones, given a mask)."""
+    def act(obs: Any, mask: Optional[np.ndarray]) -> int:
+        if mask is None:
+            return int(model.predict(obs, deterministic=True)[0])
+        return int(model.predict(obs, deterministic=True, action_masks=mask)[0])
+    return act
 
 
 def ProgressLines(total: int, every_s: float = 30.0):

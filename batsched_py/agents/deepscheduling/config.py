@@ -4,13 +4,18 @@ Separate actor and critic networks, each: three GRU encoders of 64 units read th
 running agenda and the last 20 snapshots in parallel; their last outputs, concatenated, feed a
 dense layer of 128 (ReLU), then the softmax policy / the linear value.  PPO: gamma 0.97, GAE lambda
 0.95, clip 0.2, 360 steps per actor per update, 6 epochs, minibatches of 180, 16 actors.  The paper
-lets an impossible choice pass time; ``--masking`` (sb3-contrib's MaskablePPO) removes them instead.
+lets an impossible choice pass time; ``--masking`` (sb3-contrib's MaskablePPO) removes them instead,
+and then the actor is a pointer head over the same encoders (pointer.py).
 """
 from __future__ import annotations
+
+from typing import Any
 
 import gymnasium as gym
 import torch
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+
+from .pointer import PointerPolicy
 
 ENV = "batsched_py/Scheduling-v0"
 ACTORS = 16
@@ -35,7 +40,14 @@ def _width(space: gym.Space) -> int:
     return space.shape[-1]
 
 
-def policy_kwargs() -> dict:
+def policy(masking: bool) -> Any:
+    """The SB3 policy: the paper's network, or with masking the pointer-head actor."""
+    return PointerPolicy if masking else "MultiInputPolicy"
+
+
+def policy_kwargs(masking: bool) -> dict:
+    if masking:
+        return dict(units=64, share_features_extractor=False)
     return dict(features_extractor_class=ThreeGRUs, features_extractor_kwargs=dict(units=64),
                 share_features_extractor=False, net_arch=dict(pi=[128], vf=[128]),
                 activation_fn=torch.nn.ReLU)

@@ -33,7 +33,11 @@ class LSTMWindow(BaseFeaturesExtractor):
         return torch.cat([out[:, -1], observations[:, -1]], dim=1)
 
 
-def policy_kwargs() -> dict:
+def policy(masking: bool) -> str:
+    return "MlpPolicy"
+
+
+def policy_kwargs(masking: bool) -> dict:
     return dict(features_extractor_class=LSTMWindow, features_extractor_kwargs=dict(units=128),
                 share_features_extractor=False, net_arch=dict(pi=[64], vf=[64]),
                 activation_fn=torch.nn.LeakyReLU)

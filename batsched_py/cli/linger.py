@@ -1,4 +1,4 @@
-"""``python -m batsched_py.launcher.linger [--linger S] serve ...``: the scheduler service of docker-compose.
+"""``python -m batsched_py.cli.linger [--linger S] serve ...``: the scheduler service of docker-compose.
 
 Runs ``batsched-py serve ...`` unchanged, then, on success, stays alive up to ``--linger`` seconds
 (until SIGTERM). Why: Batsim writes its output files *after* its last exchange with the scheduler,
@@ -17,11 +17,12 @@ import time
 from typing import Optional, Sequence
 
 from ..argtypes import non_negative
+from . import main as batsched_main
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m batsched_py.launcher.linger",
+        prog="python -m batsched_py.cli.linger",
         description="Run a batsched-py command; on success stay alive up to --linger seconds or until SIGTERM.")
     parser.add_argument("--linger", type=non_negative, default=120.0,
                         help="seconds to stay alive after success (default %(default)s)")
@@ -30,7 +31,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if not args.command:
         parser.error("missing the batsched-py command (e.g. serve --scheduler easy ...)")
 
-    from ..cli import main as batsched_main
     code = batsched_main(args.command)
     if code != 0:
         return code

@@ -2,13 +2,18 @@
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import signal
 import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ...argtypes import count, positive_count, time_unit
+from ..agents.common.evaluate import EvaluateError, dedupe, evaluate, parse_policies, table
+from ..agents.common.figures import draw
+from ..argtypes import count, positive_count, time_unit
+from ..errors import BatschedError
+from ..interrupts import exit_status, interruption, signals_interrupt
 
 
 def _json_object(text: str) -> dict:
@@ -18,6 +23,15 @@ def _json_object(text: str) -> dict:
         raise argparse.ArgumentTypeError(f"not JSON: {exc}") from None
     if not isinstance(value, dict):
         raise argparse.ArgumentTypeError("must be a JSON object")
+    return value
+
+
+def _env_arguments(text: str) -> dict:
+    """Environment arguments: a JSON object that leaves the platform and the days to -p and -w."""
+    value = _json_object(text)
+    given = [key for key in ("platform", "workloads") if key in value]
+    if given:
+        raise argparse.ArgumentTypeError(f"{' and '.join(map(repr, given))}: given by -p and -w, not here")
     return value
 
 
@@ -43,7 +57,7 @@ def train_main(argv: Optional[Sequence[str]] = None) -> int:
                     help="continue from the newest whole checkpoint of this agent in OUT/checkpoints")
     ap.add_argument("--overwrite", action="store_true",
                     help="replace the training OUT holds (else a used OUT is refused: --resume continues it)")
-    ap.add_argument("--env", type=_json_object, default={}, metavar="JSON",
+    ap.add_argument("--env", type=_env_arguments, default={}, metavar="JSON",
                     help="environment arguments, e.g. '{\"energy_weight\": 1.0}'")
     ap.add_argument("--hyper", type=_json_object, default={}, metavar="JSON",
                     help="PPO settings overriding the paper's, e.g. '{\"learning_rate\": 3e-4}'")
@@ -62,9 +76,9 @@ def train_main(argv: Optional[Sequence[str]] = None) -> int:
                          "baseline labels them (DAgger) (3)")
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
-    from ...envs.core import EnvError, workload_files
-    from ...interrupts import exit_status, interruption, signals_interrupt
-    from .training import TrainConfig, TrainError, train
+    # (gymnasium, torch and stable-baselines3, the rl extra: imported once the arguments are read)
+    from ..agents.common.training import TrainConfig, TrainError, train
+    from ..envs.core import workload_files
     imitation = {"episodes": args.imitate_days, "epochs": args.imitate_epochs, "rounds": args.imitate_rounds}
     try:
         given = [f"--imitate-{'days' if k == 'episodes' else k}" for k, v in imitation.items() if v is not None]
@@ -79,7 +93,7 @@ def train_main(argv: Optional[Sequence[str]] = None) -> int:
                              **{f"imitate_{k}": v for k, v in imitation.items() if v is not None})
         with signals_interrupt():      # (SIGTERM too: the checkpoints stay, OUT/_INCOMPLETE says why)
             path = train(config, ["train", *argv])
-    except (EnvError, TrainError) as exc:
+    except BatschedError as exc:
         print(f"batsched-py train: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:
@@ -110,7 +124,7 @@ def evaluate_main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("-o", "--out", type=Path, required=True, help="output folder")
     ap.add_argument("--repeat", type=positive_count, default=1, help="repetitions of stochastic agents (the paper: 4)")
     ap.add_argument("-j", "--jobs", type=count, default=0, help="parallel processes (0: all CPUs)")
-    ap.add_argument("--env-args", type=_json_object, default={}, metavar="JSON", help="environment arguments")
+    ap.add_argument("--env-args", type=_env_arguments, default={}, metavar="JSON", help="environment arguments")
     ap.add_argument("--time-unit", type=time_unit, default="min",
                     help="the platform's time unit, for labels (min on Grid'5000)")
     ap.add_argument("--address", default=None,
@@ -119,11 +133,7 @@ def evaluate_main(argv: Optional[Sequence[str]] = None) -> int:
                     help="drop evaluation days whose jobs equal those of a day here (the training days)")
     ap.add_argument("--no-figures", action="store_true")
     args = ap.parse_args(argv)
-    from ...envs.core import EnvError, platform_hosts, workload_files
-    from ...interrupts import exit_status, interruption
-    from ...policies.options import PolicyOptionError
-    from ...campaigns.executor import ExecutorError
-    from .evaluate import EvaluateError, dedupe, evaluate, parse_policies, table
+    from ..envs.core import platform_hosts, workload_files   # (gymnasium: the rl extra)
     try:
         platform_hosts(args.platform)
         days = workload_files(args.workloads)
@@ -134,9 +144,12 @@ def evaluate_main(argv: Optional[Sequence[str]] = None) -> int:
             if not days:
                 raise EvaluateError("every evaluation day is also a --dedupe-against day")
         specs = parse_policies(args.policies)
+        if args.repeat > 1 and not any(spec.stochastic for spec in specs):
+            raise EvaluateError(f"--repeat {args.repeat}: no policy is stochastic (a trained agent with "
+                                '{"deterministic": false}): each would play every day once')
         summary = evaluate(args.env, args.platform, days, specs, args.out, repeat=args.repeat, jobs=args.jobs,
                            env_kwargs=args.env_args, address=args.address)
-    except (EnvError, EvaluateError, PolicyOptionError, ExecutorError) as exc:
+    except BatschedError as exc:
         print(f"batsched-py evaluate: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:
@@ -145,8 +158,6 @@ def evaluate_main(argv: Optional[Sequence[str]] = None) -> int:
         return exit_status(exc)
     print(table(summary, args.time_unit))
     if not args.no_figures:
-        import csv
-        from .figures import draw
         with open(args.out / "days.csv") as f:
             rows = list(csv.DictReader(f))
         for path in draw(rows, days, args.out, args.time_unit):

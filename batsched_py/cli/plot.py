@@ -5,11 +5,14 @@ import argparse
 import sys
 
 from ..argtypes import time_unit
+from ..errors import BatschedError
 from ..metrics.checks import refuse_untrusted
-from ..metrics.cli import parse_sources
-from ..metrics.io import MetricsInputError
 from ..metrics.time_unit import runs_time_unit
+from ..plots.compare import comparison_plots
+from ..plots.gantt import plot_gantt
+from ..plots.power import plot_power_states
 from ..textfiles import os_error
+from .metrics import parse_sources
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -52,15 +55,12 @@ def main(argv: list[str] | None = None) -> int:
         if note:
             print(f"plot: {note}", file=sys.stderr)
         if args.command == "gantt":
-            from .gantt import plot_gantt
             paths = plot_gantt(args.source, args.output, title=args.title, time_unit=unit)
         elif args.command == "power":
-            from .power import plot_power_states
             paths = plot_power_states(args.source, args.output, time_unit=unit, title=args.title)
         else:
-            from .compare import comparison_plots
             paths = comparison_plots(sources, args.outdir, args.platform, unit)
-    except (ImportError, MetricsInputError, ValueError, OSError) as exc:
+    except (ImportError, BatschedError, ValueError, OSError) as exc:
         print(f"plot: error: {os_error(exc) if isinstance(exc, OSError) else exc}", file=sys.stderr)
         return 2
     for path in paths:

@@ -7,18 +7,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
 
 from ..argtypes import count, non_negative, positive, positive_count
+from ..errors import BatschedError
 from ..interrupts import exit_status, interruption, signals_interrupt
-from .characterise import DEFAULT_GAP, sequential_shares, write_shares_csv
-from .convert import PWA_CITATION, ConversionReport, ConvertOptions, build_workload, describe, prepare
-from .episodes import split_episodes
-from .swf import SwfError, read_swf
-from ..textfiles import os_error, write_whole
-from .upgrade import WorkloadError, upgrade_workload_file
+from ..textfiles import os_error, refuse_overwriting, write_whole
+from ..workloads.characterise import DEFAULT_GAP, sequential_shares, write_shares_csv
+from ..workloads.convert import PWA_CITATION, ConversionReport, ConvertOptions, build_workload, describe, prepare
+from ..workloads.episodes import split_episodes
+from ..workloads.swf import SwfError, read_swf
+from ..workloads.upgrade import upgrade_workload_file
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -100,16 +102,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"swf2json: {interruption(exc)}: {len(written)} workload file{'s' * (len(written) != 1)} written, "
               "whole; no other", file=sys.stderr)
         return exit_status(exc)
-    except (SwfError, ValueError, OSError) as exc:     # (OSError: unreadable input, unwritable output)
+    except (BatschedError, ValueError, OSError) as exc:     # (OSError: unreadable input, unwritable output)
         print(f"swf2json: error: {os_error(exc) if isinstance(exc, OSError) else exc}", file=sys.stderr)
         return 2
 
 
 def _refuse_overwriting_input(args: argparse.Namespace, out: Path, what: str = "output") -> None:
     """An output that is the input trace would replace it with JSON."""
-    if out.exists() and Path(args.swf).exists() and out.samefile(args.swf):
-        raise ValueError(f"{what} {out} is the input trace {args.swf}: writing it would overwrite the trace; "
-                         "name another file")
+    refuse_overwriting(out, args.swf, what, "input trace")
 
 
 def _no_jobs(args: argparse.Namespace, report: ConversionReport) -> str:
@@ -124,6 +124,11 @@ def _convert(args: argparse.Namespace, argv: list[str] | None, written: list[Pat
     _refuse_overwriting_input(args, Path(args.output))
     if args.report:
         _refuse_overwriting_input(args, Path(args.report), "--report")
+        refuse_overwriting(args.report, args.output, "--report", "output")
+    if args.split and (args.output.endswith(("/", os.sep)) or Path(args.output).is_dir()):
+        raise ValueError(f"{args.output}: with --split, OUTPUT is a file prefix and this one names a folder "
+                         f"(files would be {Path(args.output) / '_DATE.json'}); give one such as "
+                         f"{Path(args.output) / 'day'}")
     trace = read_swf(args.swf, skip_malformed=args.skip_malformed,
                      max_lines=args.max_lines, show_progress=not args.quiet)
     jobs, nb_res, report = prepare(trace, opts)
@@ -179,6 +184,7 @@ def workload_main(argv: list[str] | None = None) -> int:
     try:
         with signals_interrupt():
             if args.command == "upgrade":
+                refuse_overwriting(args.output, args.input, "output", "Batsim 3 input")
                 for change in upgrade_workload_file(args.input, args.output):
                     print(change)
             else:
@@ -186,14 +192,18 @@ def workload_main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt as exc:
         print(f"workload: {interruption(exc)} (outputs are written whole or not at all)", file=sys.stderr)
         return exit_status(exc)
-    except (SwfError, WorkloadError, ValueError, OSError) as exc:
+    except (BatschedError, ValueError, OSError) as exc:
         print(f"workload: error: {os_error(exc) if isinstance(exc, OSError) else exc}", file=sys.stderr)
         return 2
     return 0
 
 
 def _characterise(args: argparse.Namespace) -> None:
+    if args.output:
+        refuse_overwriting(args.output, args.swf, "-o", "input trace")
     rows = sequential_shares(read_swf(args.swf, skip_malformed=args.skip_malformed), args.gap)
+    if not rows:
+        raise SwfError(f"{args.swf}: no job to characterise")
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         write_shares_csv(rows, args.output)

@@ -7,8 +7,11 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ..argtypes import count
+from ..campaigns.campaign import campaign_status, run_campaign
+from ..campaigns.executor import make_executor
+from ..campaigns.spec import load_campaign
 from ..interrupts import exit_status, interruption
-from ..textfiles import os_error
+from .common import KNOWN_ERRORS, error_text
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -20,7 +23,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     rp = sub.add_parser("run", help="run the runs not done yet")
     rp.add_argument("file", type=Path)
-    rp.add_argument("-j", "--jobs", type=count, default=0, help="local worker processes (default: number of cores)")
+    rp.add_argument("-j", "--jobs", type=count, default=0, help="local worker processes (default 0: number of cores)")
     rp.add_argument("--address", help="run on Ray: 'local' (a Ray instance started here), 'auto' (the cluster "
                                       "this machine belongs to) or 'ray://HOST:10001' (Ray Client)")
     rp.add_argument("--retries", type=count, default=2, help="retries of a run whose worker died (default 2)")
@@ -33,23 +36,18 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    from ..cli import _known_errors
     args = _parser().parse_args(argv)
     try:
         return _run(args) if args.action == "run" else _status(args)
     except KeyboardInterrupt as exc:     # before any run started (reading the file, starting Ray)
         print(f"batsched-py campaign {args.action}: {interruption(exc)}", file=sys.stderr)
         return exit_status(exc)
-    except _known_errors() as exc:
-        print(f"batsched-py campaign {args.action}: error: {os_error(exc) if isinstance(exc, OSError) else exc}",
-              file=sys.stderr)
+    except KNOWN_ERRORS as exc:
+        print(f"batsched-py campaign {args.action}: error: {error_text(exc)}", file=sys.stderr)
         return 2
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .campaign import run_campaign
-    from .executor import make_executor
-    from .spec import load_campaign
     campaign = load_campaign(args.file)
     executor = make_executor(args.address, args.jobs, max_retries=args.retries)
     try:
@@ -72,8 +70,6 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from .campaign import campaign_status
-    from .spec import load_campaign
     campaign = load_campaign(args.file, check_policies=False)
     states = campaign_status(campaign)
     total = len(campaign.runs)

@@ -7,12 +7,15 @@ import warnings
 from pathlib import Path
 
 from ..argtypes import non_negative, non_negative_list, positive, positive_count, positive_list
+from ..errors import BatschedError
 from ..interrupts import exit_status, interruption, signals_interrupt
-from ..textfiles import os_error, write_whole
+from ..textfiles import os_error, refuse_overwriting, write_whole
 
-from .generate import energy_cluster, plain_cluster, platform_xml, taurus_cluster
+from ..models.errors import NetworkNotModelledWarning
+from ..models.platform import NoMasterHost, PlatformError as Refused, load_platform
+from ..platforms.generate import energy_cluster, plain_cluster, platform_xml, taurus_cluster
 from ..models.platform import PlatformError, parse_xml
-from .upgrade import asleep_warning, hosts_starting_asleep, upgrade_platform_file
+from ..platforms.upgrade import asleep_warning, hosts_starting_asleep, upgrade_platform_file
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -57,7 +60,7 @@ def _per_pstate(values: list[float], n: int, name: str) -> list[float]:
     if len(values) == 1:
         return values * n
     if len(values) != n:
-        raise ValueError(f"--{name} needs 1 or {n} values (one per speed)")
+        raise ValueError(f"--{name}: {len(values)} values for {n} speed(s): give 1 value, or one per speed")
     return values
 
 
@@ -65,8 +68,6 @@ def check_like_batsim(path: str, energy: bool, mmax: int = 0, written: bool = Tr
     """Load the platform with the emulator's reader, which refuses what Batsim 4.2.1's own platform
     reader refuses (roles, speeds, pstates, routes; with ``energy``, -E's checks, hosts starting
     asleep included: Batsim aborts at the first job on them); returns its number of compute hosts."""
-    from ..models.errors import NetworkNotModelledWarning
-    from ..models.platform import NoMasterHost, PlatformError as Refused, load_platform
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NetworkNotModelledWarning)
         try:
@@ -105,6 +106,7 @@ def _run(args: argparse.Namespace) -> int:
         if args.command == "cluster" and args.no_energy and _ignored_by_no_energy(args):
             raise ValueError(f"--no-energy: {', '.join(_ignored_by_no_energy(args))} would be ignored")
         if args.command == "upgrade":
+            refuse_overwriting(args.output, args.input, "output", "Batsim 3 input")
             for change in upgrade_platform_file(args.input, args.output, awake=args.awake):
                 print(change)
             check_like_batsim(args.output, energy=False)
@@ -114,6 +116,8 @@ def _run(args: argparse.Namespace) -> int:
             return 0
         if args.command == "check":
             n = check_like_batsim(args.platform, energy=args.energy, mmax=args.mmax, written=False)
+            if args.mmax > n > 0:       # (Batsim ignores it: a mistake, refused as `run` does)
+                raise ValueError(f"--mmax {args.mmax}: the platform {args.platform} has only {n} compute hosts")
             print(f"{args.platform}: ok: {n} compute hosts, as Batsim 4.2.1{' with -E' if args.energy else ''} "
                   "reads it")
             return 0
@@ -129,7 +133,7 @@ def _run(args: argparse.Namespace) -> int:
                                   cores=args.cores)
         write_whole(Path(args.output), platform_xml(spec))
         check_like_batsim(args.output, energy=args.command == "taurus" or not args.no_energy)
-    except (PlatformError, ValueError, OSError) as exc:
+    except (BatschedError, ValueError, OSError) as exc:
         print(f"platform: error: {os_error(exc) if isinstance(exc, OSError) else exc}", file=sys.stderr)
         return 2
     print(f"wrote {args.output}")

@@ -7,10 +7,13 @@ from typing import Any, Optional, Sequence
 
 from ..argtypes import count, non_negative
 from ..interrupts import exit_status, interruption, signals_interrupt
-from .options import EngineOptions
-from .state import Exchange
+from ..emulator.options import EngineOptions
+from ..emulator.state import Exchange
 from ..models.errors import EmulatorError
+from ..emulator.peer import ZmqPeer
+from ..emulator.simulate import SimulationResult, run_engine
 from ..models.thermal import LEAKAGE_MODELS, ThermalParams
+from .common import KNOWN_ERRORS
 
 __all__ = ["main", "emulate", "build_parser", "batsim_args_to_kwargs"]
 
@@ -64,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="registered jobs are acknowledged with JOB_SUBMITTED (needs --enable-dynamic-jobs)")
     ap.add_argument("--forward-unknown-events", action="store_true",
                     help="events of unknown types in --events files are forwarded to the scheduler as NOTIFY")
-    ap.add_argument("-v", "--verbosity", default="information",
+    ap.add_argument("-v", "--verbosity", default="information", choices=("quiet", "network-only", "information", "debug"),
                     help="Batsim's log level (accepted for compatibility: the emulator prints errors and one "
                          "closing line)")
     ap.add_argument("-q", "--quiet", action="store_true", help="no closing line")
@@ -116,15 +119,12 @@ def batsim_args_to_kwargs(args: Sequence[str]) -> dict[str, Any]:
                 if ns.thermal else None)
 
 
-def emulate(args: Sequence[str], exchange: Exchange):
-    """Run the emulator with Batsim-style ``args`` against ``exchange``; returns a SimulationResult."""
-    from .simulate import run_engine
+def emulate(args: Sequence[str], exchange: Exchange) -> SimulationResult:
+    """Run the emulator with Batsim-style ``args`` against ``exchange``."""
     return run_engine(exchange=exchange, **batsim_args_to_kwargs(args))
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    from .peer import ZmqPeer
-    from ..models.platform import PlatformError
     args = list(sys.argv[1:] if argv is None else argv)
     if any(a in ("-h", "--help") for a in args):
         build_parser().print_help()
@@ -133,7 +133,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         ns = _parse(args)
         with ZmqPeer(ns.socket_endpoint, ns.timeout, ns.busy_wait / 1e6) as peer, signals_interrupt():
             result = emulate(args, peer)
-    except (EmulatorError, PlatformError, OSError) as exc:
+    except KNOWN_ERRORS as exc:
         print(f"batsched-py emulate: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:

@@ -2,17 +2,20 @@
 from __future__ import annotations
 
 import argparse
+import glob
 import sys
 from pathlib import Path
+from typing import Iterable
 
 from ..argtypes import time_unit
-from ..textfiles import os_error
-from .checks import refuse_untrusted
-from .compare import compare_table, format_table, write_csv
-from .io import MetricsInputError, output_path, require_path
-from .jobs import read_jobs
-from .summary import write_job_table
-from .time_unit import runs_time_unit
+from ..errors import BatschedError
+from ..textfiles import os_error, refuse_overwriting
+from ..metrics.checks import refuse_untrusted
+from ..metrics.compare import compare_table, format_table, write_csv
+from ..metrics.io import MetricsInputError, output_path, require_path
+from ..metrics.jobs import read_jobs
+from ..metrics.summary import write_job_table
+from ..metrics.time_unit import runs_time_unit
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -52,6 +55,14 @@ def parse_sources(items: list[str]) -> dict[str, Path]:
     return out
 
 
+def _refuse_overwriting_runs(output: str, sources: Iterable[Path]) -> None:
+    """-o naming one of the runs' files (PREFIX_jobs.csv, ...) would replace it by the table."""
+    for source in sources:
+        files = source.glob("out_*") if source.is_dir() else source.parent.glob(glob.escape(source.name) + "_*")
+        for path in files:
+            refuse_overwriting(output, path, "-o", "run's file")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
@@ -64,9 +75,10 @@ def main(argv: list[str] | None = None) -> int:
                 table = read_jobs(require_path(source, "jobs"))
                 write_job_table(table, Path(args.jobs_csv) / f"{name}_job_metrics.csv")
         if args.output:
+            _refuse_overwriting_runs(args.output, results.values())
             write_csv(rows, args.output)
         unit, note = runs_time_unit(args.time_unit, args.platform, results.values())
-    except (MetricsInputError, ValueError, OSError) as exc:
+    except (BatschedError, ValueError, OSError) as exc:
         print(f"metrics: error: {os_error(exc) if isinstance(exc, OSError) else exc}", file=sys.stderr)
         return 2
     columns = list(rows[0]) if args.all_columns and rows else None
