@@ -50,7 +50,6 @@ def main(argv=None) -> int:
     from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
 
     import batsched_py.envs  # noqa: F401
-    from batsched_py.agents import deepshutdown  # noqa: F401  (the network class, for unpickling)
 
     torch.set_num_threads(1)
 

@@ -33,8 +33,8 @@ import numpy as np  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
 import batsched_py.envs  # noqa: E402,F401
-from batsched_py.agents.allocation.cluster import ALLOCATORS, room  # noqa: E402
-from batsched_py.agents.allocation.jobs import load_jobs  # noqa: E402
+from batsched_py.policies.agent.cluster import ALLOCATORS, room  # noqa: E402
+from batsched_py.policies.agent.cluster_jobs import load_jobs  # noqa: E402
 from batsched_py.argtypes import non_negative, positive, positive_count  # noqa: E402
 from thermal_allocation_study import TRACE, add_trace_arguments, write_csv  # noqa: E402
 from thermal_allocation_study import play as play_episode  # noqa: E402
@@ -73,7 +73,8 @@ def baselines(jobs, days: float, n: int, alpha: float) -> dict[str, tuple[float,
 def one_run(seed: int, steps: int, windows: dict, n: int, alpha: float, episode_days: float, reward: str,
             out: Path) -> dict:
     """Train one DQN and score it on every window (a worker process)."""
-    from batsched_py.agents.allocation.dqn import greedy_action, train
+    from batsched_py.agents.allocation.dqn import train
+    from batsched_py.agents.allocation.saved import greedy_action
     path = out / f"dqn-a{alpha:g}-s{seed}-n{steps}.zip"
     began = time.perf_counter()
     model = train({"jobs": windows["train"][0], "nb_processors": n, "episode_days": episode_days, "alpha": alpha,

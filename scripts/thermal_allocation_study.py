@@ -42,9 +42,10 @@ import numpy as np  # noqa: E402
 
 import batsched_py.envs  # noqa: E402,F401
 from batsched_py.argtypes import non_negative_list, positive, positive_count  # noqa: E402
-from batsched_py.agents.allocation.cluster import ALLOCATORS, Cluster, online_opt1  # noqa: E402
-from batsched_py.agents.allocation.dqn import greedy_action, train  # noqa: E402
-from batsched_py.agents.allocation.jobs import load_jobs  # noqa: E402
+from batsched_py.policies.agent.cluster import ALLOCATORS, Cluster, online_opt1  # noqa: E402
+from batsched_py.agents.allocation.dqn import train  # noqa: E402
+from batsched_py.agents.allocation.saved import greedy_action  # noqa: E402
+from batsched_py.policies.agent.cluster_jobs import load_jobs  # noqa: E402
 from batsched_py.agents.allocation.predictor import (KINDS, evaluate, evaluate_clustered,  # noqa: E402
                                                      read_predictor, record_telemetry, save_predictor,
                                                      train_clustered, train_predictor)

@@ -6,7 +6,7 @@ jobs (``J=2``, action ``Discrete(N*N)``: first x N + second).  A choice without 
 model foresees overheating (settling above ``max_temperature`` C), falls back to the coolest
 processor with room; the observation's spare cores count only the cores a processor can take
 without overheating.  Observation: ``[u, t, w, c]`` per processor then the head jobs' cores
-(see :func:`~batsched_py.agents.allocation.cluster.observation`).
+(see :func:`~batsched_py.policies.agent.cluster.observation`).
 
 Reward (the thesis' eq. 3.1, against a baseline run in lockstep on the same arrivals):
 ``100 (P_base - P) / P_base + alpha (T_base - T)``, P the processors' total power (W) and T their
@@ -22,10 +22,12 @@ power saved against round robin for seeds 0 and 1, against 4.6% for seed 0 with 
 measured before the spare cores counted overheating.)
 
 This is a model-based environment, not a face over a Batsim scheduler: the job stream is
-replayed by :class:`~batsched_py.agents.allocation.cluster.Cluster` with the emulator's own
-power/temperature model (models/thermal.py, ``backend="physics"``, for evaluation) or with the
-tandem LSTM predictor standing in for the machines (``backend="predictor"``, training, as the thesis
-trains offline on a learned model).  The trained agent runs in Batsim as the ``thermal-allocation``
+replayed by :class:`~batsched_py.policies.agent.cluster.Cluster` with the emulator's own
+power/temperature model (models/thermal.py, ``backend="physics"``, for evaluation) or with a
+learned model standing in for the machines (``backend="predictor"``, training, as the thesis trains
+offline on a learned model): ``predictor`` is given, a callable ``ThermalParams -> (nb_processors ->
+model)``, e.g. ``functools.partial(batsched_py.agents.allocation.predictor.load_predictor, path)``
+for the tandem LSTM predictor.  The trained agent runs in Batsim as the ``thermal-allocation``
 scheduler, which keeps the same model of its own processors to observe.  ``thermal`` overrides
 :class:`~batsched_py.models.thermal.ThermalParams` fields, e.g. ``{"leakage_model": "exponential"}``
 (a predictor backend must have been trained on that leakage model's telemetry).
@@ -39,21 +41,23 @@ from __future__ import annotations
 import math
 from dataclasses import fields
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ..agents.allocation.cluster import ALLOCATORS, Cluster, guarded, observation
-from ..agents.allocation.jobs import Jobs, load_jobs
 from ..models.thermal import ThermalParams
 from ..policies.agent.base import action_int
+from ..policies.agent.cluster import ALLOCATORS, Cluster, guarded, observation
+from ..policies.agent.cluster_jobs import Jobs, load_jobs
 from .core import EnvError, reset_options
 
 BASELINES = ("round_robin", "greedy")
 REWARDS = ("instant", "interval")
 STEP_S = 600.0      # the interval reward's unit of time (the telemetry's step)
+# a learned model of the processors: thermal parameters -> (nb_processors -> a ThermalModel's face)
+Predictor = Callable[[ThermalParams], Callable[[int], Any]]
 
 
 class AllocationEnv(gym.Env):
@@ -61,7 +65,7 @@ class AllocationEnv(gym.Env):
 
     def __init__(self, jobs: "str | Path | Jobs", *, nb_processors: int = 1152, cores: int = 24, J: int = 1,
                  alpha: float = 0.5, baseline: str = "round_robin", backend: str = "physics",
-                 predictor: Optional[str] = None, episode_days: float = 1.0, max_temperature: float = 85.0,
+                 predictor: Optional[Predictor] = None, episode_days: float = 1.0, max_temperature: float = 85.0,
                  thermal: Optional[dict] = None, reward: str = "instant"):
         if not isinstance(nb_processors, int) or nb_processors < 1:
             raise EnvError(f"nb_processors: {nb_processors!r} is not a positive integer")
@@ -92,10 +96,13 @@ class AllocationEnv(gym.Env):
         self.reward_kind = reward
         self.model_factory = None
         if backend == "predictor":
-            from ..agents.allocation.predictor import load_predictor
             if predictor is None:
-                raise EnvError("backend predictor needs predictor: the path of a trained predictor (.pt)")
-            self.model_factory = load_predictor(predictor, self.params)
+                raise EnvError("backend predictor needs predictor: a trained predictor, e.g. "
+                               "functools.partial(batsched_py.agents.allocation.predictor.load_predictor, path)")
+            if not callable(predictor):
+                raise EnvError(f"predictor: {predictor!r} is not callable (thermal parameters -> model factory), e.g. "
+                               "functools.partial(batsched_py.agents.allocation.predictor.load_predictor, path)")
+            self.model_factory = predictor(self.params)
         self.observation_space = spaces.Box(0.0, 2.0, (4 * nb_processors + J,), np.float32)   # (see observation)
         self.nb_actions = nb_processors ** J
         self.action_space = spaces.Discrete(self.nb_actions)

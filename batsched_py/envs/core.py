@@ -10,15 +10,20 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
 
-from ..policies.agent import AgentMixin
+from ..models.errors import EmulatorError
+from ..models.platform import PlatformError, load_platform
+from ..models.workload import load_workload
+from ..errors import BatschedError
+from ..policies.agent import MDP, AgentMixin
 from ..scheduler import Session
 from .backends import BACKENDS, Backend, make_backend
 from .meter import EnergyMeter
-from ..errors import BatschedError
 
 
 class EnvError(BatschedError, ValueError):
@@ -54,8 +59,6 @@ def platform_hosts(platform: "str | Path") -> tuple[Path, int, dict[str, str]]:
     """The platform's path, its number of compute hosts and its zone properties.  Checked now, as
     Batsim -E reads it (a bad platform is an error at construction, not in the first reset): the
     environments switch nodes off, so every compute host needs sleep pstates."""
-    from ..models.errors import EmulatorError
-    from ..models.platform import PlatformError, load_platform
     if not isinstance(platform, (str, Path)):
         raise EnvError(f"platform: {platform!r} is not a path")
     path = Path(platform)
@@ -79,8 +82,6 @@ _CHECKED: set[tuple[str, int, int, int]] = set()
 def check_workloads(files: Sequence[Path], nb_hosts: int) -> None:
     """Read every workload as the emulator will (invalid JSON, a NaN subtime, a job larger than the
     platform...): a bad day is named now, not in the episode that draws it, in an actor process."""
-    from ..models.errors import EmulatorError
-    from ..models.workload import load_workload
     for path in files:
         try:
             stat = path.stat()
@@ -117,6 +118,19 @@ def reset_options(options: Any, known: Sequence[str]) -> dict[str, Any]:
         raise EnvError(f"reset(options=...): unknown key(s) {', '.join(map(repr, unknown))}; this environment's: "
                        f"{', '.join(map(repr, known))}")
     return options
+
+
+def spaces_of(mdp: MDP) -> tuple[spaces.Space, spaces.Space]:
+    """(observation space, action space) of a decision-point scheduler's MDP."""
+    if mdp.levels:
+        observation: spaces.Space = spaces.MultiDiscrete(list(mdp.levels))
+    elif isinstance(mdp.shape, Mapping):
+        observation = spaces.Dict({k: spaces.Box(0.0, 1.0, shape, np.float32) for k, shape in mdp.shape.items()})
+    else:
+        observation = spaces.Box(0.0, 1.0, mdp.shape, np.float32)
+    action = (spaces.Discrete(mdp.actions) if isinstance(mdp.actions, int)
+              else spaces.MultiDiscrete(list(mdp.actions)))
+    return observation, action
 
 
 def weight(name: str, value: Any) -> float:

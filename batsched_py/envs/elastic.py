@@ -21,11 +21,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-import numpy as np
-from gymnasium import spaces
-
 from ..policies.agent.elastic import MODES, ElasticScheduler
-from .core import BatsimEnv, EnvError
+from .core import BatsimEnv, EnvError, spaces_of
 from .responsiveness import class_figures, fairness, step_responsiveness, utilisation
 
 SECONDS = ("fairness", "utilisation")
@@ -82,12 +79,9 @@ class ElasticEnv(BatsimEnv):
                         "pool_steps": list(pool_steps), "nb_vos": nb_vos, "vo_field": vo_field,
                         "runtimes": runtimes,
                         "vos": found if vos is None else list(vos)}
-        self.make_scheduler(self.workloads[0])     # (checks the options now, with the scheduler's messages)
+        # (making the scheduler checks the options now, with its messages; its MDP gives the spaces)
+        self.observation_space, self.action_space = spaces_of(self.make_scheduler(self.workloads[0]).mdp(self.nb_hosts))
         self.mode, self.lam, self.second, self.skip, self.max_time = mode, lam, second, skip, max_time
-        n_classes = 2 * nb_vos
-        self.action_space = (spaces.Discrete(n_classes) if mode == "scheduling"
-                             else spaces.MultiDiscrete([n_classes, len(pool_steps)]))
-        self.observation_space = spaces.Box(0.0, 1.0, (7 + 2 * n_classes + nb_vos,), np.float32)
 
     def make_scheduler(self, workload: Optional[Path] = None) -> ElasticScheduler:
         options = dict(self.options)

@@ -29,10 +29,9 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 import numpy as np
-from gymnasium import spaces
 
 from ..policies.agent import SchedulingScheduler
-from .core import BatsimEnv, EnvError, node_size, weight
+from .core import BatsimEnv, EnvError, node_size, spaces_of, weight
 from .meter import EnergyMeter, job_figures
 from .warmup import ShiftedDays, switch_off_time
 
@@ -77,16 +76,12 @@ class SchedulingEnv(BatsimEnv):
         self.options = {"dt": dt, "day": day, "day_start": self.warmup, "start_asleep": start_asleep,
                         "cores_per_node": cores_per_node, "timeout": timeout, "max_queue": max_queue,
                         "max_running": max_running, "history": history, "confidence_jobs": confidence_jobs}
-        self.make_scheduler()
+        # (making the scheduler checks the options now, with its own messages; its MDP gives the spaces)
+        self.observation_space, self.action_space = spaces_of(self.make_scheduler().mdp(self.nb_hosts))
         if not isinstance(max_time, (int, float)) or not max_time > 0:
             raise EnvError(f"max_time: {max_time!r} is not a positive number")
         self.rho, self.sigma, self.tau = weight("rho", rho), weight("sigma", sigma), weight("tau", tau)
         self.max_time = max_time
-        self.action_space = spaces.Discrete(max_queue + 1)
-        self.observation_space = spaces.Dict({
-            "queue": spaces.Box(0.0, 1.0, (max_queue, 3), np.float32),
-            "running": spaces.Box(0.0, 1.0, (max_running, 3), np.float32),
-            "snapshots": spaces.Box(0.0, 1.0, (history, 8), np.float32)})
         self._integrals = (0.0, 0.0, 0.0)
 
     def make_scheduler(self) -> SchedulingScheduler:

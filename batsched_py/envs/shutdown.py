@@ -24,12 +24,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-import numpy as np
-from gymnasium import spaces
-
-from ..policies.agent.nodes import node_masks
-from ..policies.agent.shutdown import ShutdownScheduler, feature_count
-from .core import BatsimEnv, EnvError, weight
+from ..policies.agent.shutdown import ShutdownScheduler
+from .core import BatsimEnv, EnvError, spaces_of, weight
 from .meter import EnergyMeter, job_figures
 from .warmup import ShiftedDays, switch_off_time
 
@@ -57,15 +53,11 @@ class ShutdownEnv(BatsimEnv):
         self.options = {"dt": dt, "day": day, "day_start": self.warmup, "start_asleep": start_asleep,
                         "cores_per_node": cores_per_node, "history": history, "queue_features": queue_features,
                         "tau": tau}
-        self.make_scheduler()        # (checks the options now, with the scheduler's own messages)
+        # (making the scheduler checks the options now, with its own messages; its MDP gives the spaces)
+        self.observation_space, self.action_space = spaces_of(self.make_scheduler().mdp(self.nb_hosts))
         self.tau = tau
         self.energy_weight, self.qos_weight = weight("energy_weight", energy_weight), weight("qos_weight", qos_weight)
-        self.masks = node_masks(self.nb_hosts, cores_per_node)
-        self.nb_nodes = len(self.masks)
         self.max_steps = int(round(day / dt))
-        self.action_space = spaces.Discrete(self.nb_nodes + 1)
-        self.observation_space = spaces.Box(0.0, 1.0, (history, feature_count(self.nb_nodes, queue_features)),
-                                            np.float32)
         self.shifted = ShiftedDays(self.warmup)
         self._qos = 0.0
 

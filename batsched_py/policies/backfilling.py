@@ -27,7 +27,7 @@ one (``EASY._reservation_stays``): about half of the completions on a loaded clu
 from typing import Optional
 
 from ..protocol import JobDescription
-from ..scheduler import Job, register
+from ..scheduler import Job
 from .base import QueuePolicy
 from .profile import _SCALE, INF, Placement, Profile, fixed, seconds
 from .selection import is_stateless, lowest
@@ -106,7 +106,6 @@ def _after(begin: int, deadline: float) -> bool:
     return begin > fixed(deadline)
 
 
-@register("easy")
 class EASY(Backfilling):
     description = "EASY backfilling: reservation for the queue head only (batsched easy_bf)"
 
@@ -250,7 +249,6 @@ class EASY(Backfilling):
         return after
 
 
-@register("conservative")
 class Conservative(Backfilling):
     description = "conservative backfilling: a reservation for every queued job (batsched conservative_bf)"
 
@@ -285,13 +283,11 @@ class Conservative(Backfilling):
         return -1.0 if begin is None else seconds(begin - profile.slices[0].begin)
 
 
-@register("saf")
 class SAF(EASY):
     description = "EASY backfilling with the queue in smallest-area-first order"
     default_queue_order = "saf"
 
 
-@register("sjf")
 class SJF(EASY):
     description = "EASY backfilling with the queue in shortest-job-first order"
     default_queue_order = "sjf"

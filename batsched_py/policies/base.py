@@ -33,6 +33,8 @@ class QueuePolicy(Scheduler):
     needs_walltime = False
     #: a queue order forced by a registered variant (``saf``, ``sjf``)
     default_queue_order = "fcfs"
+    #: whether timeout and oracle may run over this policy (agent schedulers decide themselves: never)
+    power_base = True
 
     @classmethod
     def option_defaults(cls) -> dict[str, Any]:

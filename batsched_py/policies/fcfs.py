@@ -5,11 +5,9 @@ free; when jobs end, the queue head starts while it fits, and the first job
 that does not fit blocks all the others.  Options: ``queue_order`` (default
 fcfs), ``allocation``/``contiguous``/``cores_per_node``/``seed`` (selection.py).
 """
-from ..scheduler import register
 from .base import QueuePolicy
 
 
-@register("fcfs")
 class FCFS(QueuePolicy):
     description = "first come, first served, no backfilling (batsched fcfs_fast)"
 

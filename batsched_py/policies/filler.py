@@ -6,12 +6,10 @@ batsched's filler (whose ``custom_mapping`` is on by default), executions carry
 an explicit identity mapping (executor i on the i-th allocated host); option
 ``"custom_mapping": false`` leaves it out.
 """
-from ..scheduler import register
 from .base import QueuePolicy
 from .options import flag_option
 
 
-@register("filler")
 class Filler(QueuePolicy):
     description = "first fit in queue order, no reservation (batsched filler)"
     OPTIONS = QueuePolicy.OPTIONS | {"custom_mapping"}

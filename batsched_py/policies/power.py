@@ -35,11 +35,13 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from procset import ProcSet
 
-from ..scheduler import HostState, Job, Scheduler, register
+from ..scheduler import HostState, Job, Scheduler
 from ..scheduler.registry import available as registered
 from ..scheduler.view import procset_of_mask
+from ..models.document import WorkloadError, read_workload_file
 from .base import QueuePolicy
 from .options import PolicyOptionError, number_option
+from .selection import preferring
 
 AWAKE = (HostState.IDLE, HostState.COMPUTING, HostState.SWITCHING_ON, HostState.CHANGING_PSTATE)
 
@@ -92,7 +94,6 @@ class PowerMixin(_MixinBase):
         return procset_of_mask(self.awake_mask())
 
     def selector(self):
-        from .selection import preferring
         return preferring(self.select, self.awake_mask())
 
     def schedule(self) -> None:
@@ -277,7 +278,6 @@ def profile_runtime(profile: Mapping[str, Any], host_speed: Optional[float]) -> 
 
 def read_runtimes(path: str, host_speed: Optional[float]) -> dict[str, float]:
     """Job name (without workload prefix) -> real runtime, from a Batsim workload file."""
-    from ..models.document import WorkloadError, read_workload_file   # (only for this option)
     where = f"option workload: {path}"
     try:
         _, profiles, jobs = read_workload_file(path)
@@ -322,10 +322,9 @@ def combine(mixin: type[PowerMixin], base: str) -> type[QueuePolicy]:
         raise PolicyOptionError(f"option base: {base!r} is not a policy name")
     key = (mixin, base)
     if key not in _COMBINED:
-        from .agent.base import AgentMixin     # (agent schedulers decide themselves: never a base)
         classes = registered()
-        bases = sorted(n for n, c in classes.items() if issubclass(c, QueuePolicy)
-                       and not issubclass(c, (PowerMixin, AgentMixin)))
+        bases = sorted(n for n, c in classes.items() if issubclass(c, QueuePolicy) and c.power_base
+                       and not issubclass(c, PowerMixin))
         base_cls = classes.get(base)
         if base not in bases or base_cls is None or not issubclass(base_cls, QueuePolicy):   # (for mypy)
             raise PolicyOptionError(f"option base: {base!r} is not a queue-based policy; choose from {bases}")
@@ -348,13 +347,11 @@ class _PowerEntry(Scheduler):
         return combine(cls.mixin, (options or {}).get("base", "easy"))(options)
 
 
-@register("timeout")
 class Timeout(_PowerEntry):
     description = "switch nodes off after 'timeout' idle time units over a 'base' policy (default easy)"
     mixin = PowerMixin
 
 
-@register("oracle")
 class Oracle(_PowerEntry):
     description = "off-reservation oracle: knows real runtimes, keeps nodes off while waits stay under 'threshold'"
     mixin = OracleMixin

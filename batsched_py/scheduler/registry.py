@@ -1,8 +1,10 @@
-"""Policies by name: the built-in ones register themselves; other packages add theirs through
-the ``batsched_py.schedulers`` entry-point group (name = "module:Class")."""
+"""Policies by name, from the ``batsched_py.schedulers`` entry-point group (name = "module:Class"):
+batsched_py's own (setup.cfg) and other packages' alike; :func:`register` adds one in a program.
+
+The registry imports no policy by name: it sits below them (scheduler -> protocol), so the
+policies, the agents' schedulers and the plugins all depend on it and never the other way."""
 import warnings
-from importlib import import_module
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Callable, Mapping, Optional
 
 from .base import Scheduler
@@ -10,6 +12,7 @@ from .failure import describe
 from ..errors import BatschedError
 
 ENTRY_POINT_GROUP = "batsched_py.schedulers"
+PACKAGE = "batsched_py"
 _REGISTRY: dict[str, type[Scheduler]] = {}
 _BROKEN: dict[str, str] = {}    # plugin name -> why it cannot be used
 
@@ -32,9 +35,13 @@ def register(name: str) -> Callable[[type[Scheduler]], type[Scheduler]]:
     return add
 
 
+def _builtin_first(ep: EntryPoint) -> bool:
+    """Sort key: batsched_py's own entry points first, so a plugin cannot shadow a built-in name."""
+    return not ep.value.startswith(PACKAGE + ".")
+
+
 def _load_all() -> None:
-    import_module("batsched_py.policies")  # built-ins register on import
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=_builtin_first):
         if ep.name in _REGISTRY or ep.name in _BROKEN:
             continue
         # (one broken installed plugin must not break every command: it is skipped, said once)
@@ -59,6 +66,9 @@ def create(name: str, options: Optional[Mapping[str, Any]] = None) -> Scheduler:
     schedulers = available()
     if name in _BROKEN:
         raise UnknownSchedulerError(f"scheduler {name!r}: {_BROKEN[name]}")
+    if not schedulers:
+        raise UnknownSchedulerError(f"unknown scheduler {name!r}: no scheduler is registered (the entry points "
+                                    f"of group {ENTRY_POINT_GROUP} come from installing batsched_py: pip install -e .)")
     if name not in schedulers:
         raise UnknownSchedulerError(f"unknown scheduler {name!r}; available: {', '.join(schedulers)}")
     if options is not None and not isinstance(options, Mapping):

@@ -188,3 +188,16 @@ def test_evaluate_prints_plain_progress_lines_into_a_log(tmp_path, days, capsys)
     assert evaluate_main(_evaluate(tmp_path / "out", days)) == 0
     err = capsys.readouterr().err
     assert "evaluate: 2/2 days (100%)" in err and "\r" not in err, err
+
+
+def test_the_papers_train_finds_are_the_entry_points_of_their_group(monkeypatch):
+    """training.py names no paper: setup.cfg's batsched_py.agents group maps an agent to its settings."""
+    from batsched_py.agents.common import training
+    assert training.paper_settings("shutdown")[0] == "batsched_py/Shutdown-v0"
+    assert training.paper_settings("scheduling")[1]["n_steps"] == 360
+    with pytest.raises(training.TrainError, match="agent 'elastic': choose (shutdown or scheduling|scheduling or "
+                                                  "shutdown)$"):
+        training.paper_settings("elastic")
+    monkeypatch.setattr(training, "entry_points", lambda group: [])
+    with pytest.raises(training.TrainError, match="choose none .* pip install -e ."):
+        training.paper_settings("shutdown")

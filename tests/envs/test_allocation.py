@@ -1,5 +1,6 @@
 """Allocation-v0: spaces, the lockstep reward against the baseline, J=2, the predictor backend, errors."""
 import json
+from functools import partial
 
 import gymnasium as gym
 import numpy as np
@@ -7,10 +8,10 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import batsched_py.envs  # noqa: F401
-from batsched_py.agents.allocation.cluster import ALLOCATORS
-from batsched_py.agents.allocation.jobs import Jobs, JobsError, load_jobs
-from batsched_py.agents.allocation.predictor import (PredictorError, record_telemetry, save_predictor,
-                                                     train_predictor)
+from batsched_py.policies.agent.cluster import ALLOCATORS
+from batsched_py.policies.agent.cluster_jobs import Jobs, JobsError, load_jobs
+from batsched_py.agents.allocation.predictor import (PredictorError, load_predictor, record_telemetry,
+                                                     save_predictor, train_predictor)
 from batsched_py.emulator import EmulatorError
 from batsched_py.envs import EnvError
 from batsched_py.policies.agent import ActionError
@@ -134,7 +135,7 @@ def test_predictor_backend_and_its_file_errors(tmp_path):
     saved, _ = train_predictor(telemetry, "tandem", l=3, hidden=8, epochs=1)
     path = tmp_path / "p.pt"
     save_predictor(saved, path)
-    env = make(backend="predictor", predictor=str(path))
+    env = make(backend="predictor", predictor=partial(load_predictor, str(path)))
     check_env(env, skip_render_check=True)
     start = env.reset(options={"start": 0})[0]
     _, info = play(env, lambda env, obs: 0)
@@ -143,20 +144,22 @@ def test_predictor_backend_and_its_file_errors(tmp_path):
     assert not np.allclose(env.agent.model.temperature, start[1::4][:4] * 100)
     with pytest.raises(EnvError, match="needs predictor"):
         make(backend="predictor")
+    with pytest.raises(EnvError, match="is not callable"):
+        make(backend="predictor", predictor=str(path))
     with pytest.raises(PredictorError, match="no such file"):
-        make(backend="predictor", predictor=str(tmp_path / "missing.pt"))
+        make(backend="predictor", predictor=partial(load_predictor, str(tmp_path / "missing.pt")))
     with pytest.raises(PredictorError, match="trained on processors of 24 cores, these have 12"):
-        make(backend="predictor", predictor=str(path), cores=12, jobs=busy_jobs())
+        make(backend="predictor", predictor=partial(load_predictor, str(path)), cores=12, jobs=busy_jobs())
     with pytest.raises(PredictorError, match="trained on telemetry of the linear leakage model, this model has "
                                              "exponential leakage"):
-        make(backend="predictor", predictor=str(path), thermal={"leakage_model": "exponential"})
+        make(backend="predictor", predictor=partial(load_predictor, str(path)), thermal={"leakage_model": "exponential"})
     (tmp_path / "junk.pt").write_text("not torch")
     with pytest.raises(PredictorError, match="not a saved predictor"):
-        make(backend="predictor", predictor=str(tmp_path / "junk.pt"))
+        make(backend="predictor", predictor=partial(load_predictor, str(tmp_path / "junk.pt")))
 
 
 def test_the_fallback_takes_the_coolest_processor_with_room_when_the_choice_would_overheat():
-    from batsched_py.agents.allocation.cluster import Cluster, guarded
+    from batsched_py.policies.agent.cluster import Cluster, guarded
     cluster = Cluster(busy_jobs(), 4)
     model = cluster.model                      # racks at 18, 21, 24, 27 C
     fits = np.array([True, True, True, True])
@@ -167,7 +170,7 @@ def test_the_fallback_takes_the_coolest_processor_with_room_when_the_choice_woul
 
 
 def test_spare_cores_in_the_state_are_those_that_do_not_overheat():
-    from batsched_py.agents.allocation.cluster import Cluster, observation, overheats, room
+    from batsched_py.policies.agent.cluster import Cluster, observation, overheats, room
     cluster = Cluster(busy_jobs(), 4)                 # racks at 18, 21, 24, 27 C, all idle
     model = cluster.model
     spare = room(model, 60.0)
@@ -179,7 +182,7 @@ def test_spare_cores_in_the_state_are_those_that_do_not_overheat():
 
 
 def test_under_exponential_leakage_consolidation_still_earns_and_full_processors_have_less_room():
-    from batsched_py.agents.allocation.cluster import room
+    from batsched_py.policies.agent.cluster import room
     exponential = make(thermal={"leakage_model": "exponential"})
     check_env(exponential, skip_render_check=True)
     total, info = play(exponential, lambda env, obs: ALLOCATORS["greedy"](env.agent, env.agent.head_cores()))

@@ -12,7 +12,7 @@ from batsched_py.envs import EnvError
 from batsched_py.envs.responsiveness import class_figures, fairness, responsiveness
 from batsched_py.policies.agent import ActionError
 from batsched_py.policies.agent.baselines import BASELINES
-from batsched_py.policies.agent.elastic import ElasticAgent
+from batsched_py.agents.elastic.scheduler import ElasticAgent
 from batsched_py.policies.options import PolicyOptionError
 from batsched_py.runner import run_simulation
 from batsched_py.scheduler import HostState

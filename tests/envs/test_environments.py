@@ -195,13 +195,14 @@ def test_shutdown_decisions_are_the_same_in_the_environment_and_through_run(tmp_
     play(make("Shutdown", workloads=[DAY]), Logged())
     in_env, seen[:] = list(seen), []
     import batsched_py.policies.agent.shutdown as sd
+    from batsched_py.agents.deepshutdown.scheduler import ShutdownAgent
     from batsched_py.scheduler import registry
     from batsched_py.envs.warmup import shifted_workload
     sched = sd.ShutdownScheduler({"day_start": 3.0})       # (the environment's warm-up: its day shifted)
     sched.policy = Logged()
     run_simulation(PLATFORM, [str(shifted_workload(Path(DAY), 3.0, tmp_path))], sched,
                    export=str(tmp_path / "run"), energy=True)
-    assert registry.available()["shutdown-agent"] is sd.ShutdownAgent
+    assert registry.available()["shutdown-agent"] is ShutdownAgent
     assert seen[:len(in_env)] == in_env and len(in_env) == 1440
 
 

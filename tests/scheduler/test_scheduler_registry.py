@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import importlib
+import subprocess
+import sys
 
 import pytest
 
@@ -14,6 +16,28 @@ def test_builtins_are_available():
     assert "fcfs" in names and issubclass(names["fcfs"], Scheduler)
     assert list(names) == sorted(names)
     assert all(cls.description for cls in names.values())
+
+
+def test_every_scheduler_comes_from_the_entry_point_group():
+    """batsched_py's own schedulers, the agents' deployable ones too, are entry points of the group
+    (setup.cfg), and listing them imports no learning library (torch, stable-baselines3)."""
+    eps = {ep.name: ep.value for ep in registry.entry_points(group=registry.ENTRY_POINT_GROUP)}
+    want = {"fcfs", "easy", "timeout", "oracle", "deepshutdown", "shutdown-agent", "deepscheduling",
+            "scheduling-agent", "elastic-agent", "thermal-allocation", "dqn-allocation", "volunteer-agent"}
+    assert want <= set(eps), f"missing from the entry points (reinstall: pip install -e .): {want - set(eps)}"
+    assert eps["deepshutdown"] == "batsched_py.agents.deepshutdown.scheduler:DeepShutdown"
+    code = ("import sys; from batsched_py.scheduler import available; names = available(); "
+            "print(len(names), sorted(m for m in ('torch', 'stable_baselines3', 'gymnasium') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split(None, 1)
+    assert int(out[0]) >= len(want) and out[1].strip() == "[]"
+
+
+def test_no_scheduler_registered_is_said(monkeypatch):
+    """Run from a source tree that was never installed, the group is empty: said, not 'available: '."""
+    monkeypatch.setattr(registry, "entry_points", lambda group: [])
+    monkeypatch.setattr(registry, "_REGISTRY", {})
+    with pytest.raises(registry.UnknownSchedulerError, match="no scheduler is registered .* pip install -e ."):
+        create("fcfs")
 
 
 def test_create_passes_options(clean_registry):
@@ -72,8 +96,12 @@ def test_entry_point_group_monkeypatched(monkeypatch, clean_registry):
 
 def test_builtin_name_wins_over_entry_point(monkeypatch, clean_registry):
     from importlib.metadata import EntryPoint
-    eps = [EntryPoint("fcfs", "x:y", registry.ENTRY_POINT_GROUP)]
-    monkeypatch.setattr(EntryPoint, "load", lambda self: pytest.fail("must not load a shadowed entry point"))
+    installed = registry.entry_points(group=registry.ENTRY_POINT_GROUP)
+    # (a plugin's "fcfs" listed before batsched_py's own: the built-in still wins, the plugin is not loaded)
+    eps = [EntryPoint("fcfs", "x:y", registry.ENTRY_POINT_GROUP), *installed]
+    load = EntryPoint.load
+    monkeypatch.setattr(EntryPoint, "load", lambda self: pytest.fail("must not load a shadowed entry point")
+                        if self.value == "x:y" else load(self))
     monkeypatch.setattr(registry, "entry_points", lambda group: eps)
     assert available()["fcfs"].__module__ == "batsched_py.policies.fcfs"
 
@@ -84,7 +112,7 @@ def test_a_broken_plugin_is_skipped_with_one_warning(monkeypatch, clean_registry
     from importlib.metadata import EntryPoint
     group = registry.ENTRY_POINT_GROUP
     eps = [EntryPoint("test-broken", "audit_no_such_module:Policy", group),
-           EntryPoint("test-not-a-class", "os:getcwd", group)]
+           EntryPoint("test-not-a-class", "os:getcwd", group), *registry.entry_points(group=group)]
     monkeypatch.setattr(registry, "entry_points", lambda group: eps)
     monkeypatch.setattr(registry, "_BROKEN", {}, raising=False)
     with pytest.warns(UserWarning) as warned:

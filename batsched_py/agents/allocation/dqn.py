@@ -1,7 +1,8 @@
 """The thesis' DQN (Yi, ch. 3-4) with stable-baselines3: Q network with one hidden layer of 24 ReLU
 units, epsilon-greedy exploration from 0.2 decaying x0.999 per step down to 0.01, Adam lr 1e-3,
 minibatches of 5 from an experience replay memory, gamma 0.99.  :func:`train` writes the model
-(``.zip``) and a JSON record next to it (command, seed, steps, wall time, machine).
+(``.zip``) and a JSON record next to it (command, seed, steps, wall time, machine); saved.py reads
+it back as a policy.
 
 Invalid actions are masked (:func:`valid_actions`): a processor without room for the head job
 (spare cores that do not overheat, see :func:`~.cluster.observation`) gets no Q-value, in the
@@ -23,13 +24,19 @@ import json
 import platform as host
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 import torch as th
+from gymnasium.wrappers import TransformReward
 from stable_baselines3 import DQN
 from stable_baselines3.dqn.policies import DQNPolicy, QNetwork
+
+from ... import envs  # noqa: F401  (registers Allocation-v0)
+from .predictor import load_predictor
 
 HYPERPARAMETERS = dict(learning_rate=1e-3, batch_size=5, gamma=0.99, buffer_size=50_000,
                        learning_starts=50, train_freq=1, target_update_interval=500)
@@ -104,7 +111,6 @@ class ExponentialEpsilon:
 
 def make_dqn(env: Any, seed: int = 0, **overrides: Any):
     """The thesis' DQN on ``Allocation-v0`` ``env``, which it learns from with rewards x REWARD_SCALE."""
-    from gymnasium.wrappers import TransformReward
     env = TransformReward(env, lambda reward: REWARD_SCALE * float(reward))
     model = MaskedDQN(MaskedDQNPolicy, env, seed=seed, policy_kwargs=dict(net_arch=[24]), device="cpu", verbose=0,
                 exploration_initial_eps=EPSILON[0], exploration_final_eps=EPSILON[2],
@@ -114,13 +120,12 @@ def make_dqn(env: Any, seed: int = 0, **overrides: Any):
 
 
 def train(env_kwargs: dict, steps: int, out: "str | Path", seed: int = 0, progress: bool = False):
-    """Train on ``Allocation-v0(**env_kwargs)`` for ``steps`` decisions; save ``out`` (.zip) and its
-    JSON record; the model."""
-    import gymnasium as gym
-
-    import batsched_py.envs  # noqa: F401
+    """Train on ``Allocation-v0(**env_kwargs)`` for ``steps`` decisions (``predictor``: the path of a
+    saved predictor, which the environment is given); save ``out`` (.zip) and its JSON record; the model."""
     th.set_num_threads(1)
-    env = gym.make("batsched_py/Allocation-v0", **env_kwargs)
+    predictor = env_kwargs.get("predictor")
+    given = {} if predictor is None else {"predictor": partial(load_predictor, predictor)}
+    env = gym.make("batsched_py/Allocation-v0", **{**env_kwargs, **given})
     model = make_dqn(env, seed)
     began = time.perf_counter()
     model.learn(total_timesteps=steps, progress_bar=progress)
@@ -137,43 +142,3 @@ def train(env_kwargs: dict, steps: int, out: "str | Path", seed: int = 0, progre
                                   "invalid_actions": "masked"}}
     out.with_suffix(".json").write_text(json.dumps(record, indent=1) + "\n")
     return model
-
-
-def greedy_action(model: Any, obs: np.ndarray) -> int:
-    action, _ = model.predict(obs, deterministic=True)
-    return int(np.asarray(action).reshape(()))
-
-
-class SavedAllocator:
-    """obs -> action with a saved DQN; ``bind(scheduler)`` checks its processors and J."""
-
-    def __init__(self, model: Any, path: str):
-        self.model, self.path = model, path
-
-    def bind(self, scheduler: Any) -> None:
-        want, got = self.model.observation_space.shape, scheduler.observe().shape
-        if want != got or self.model.action_space.n != scheduler.n ** scheduler.J:
-            from ...policies.options import PolicyOptionError
-            raise PolicyOptionError(f"model {self.path}: trained for observations {want} and {self.model.action_space.n} "
-                             f"actions; this platform and scheduler give {got} and {scheduler.n ** scheduler.J} "
-                             f"({scheduler.n} processors of {scheduler.cores} cores, J={scheduler.J})")
-
-    def __call__(self, obs: np.ndarray) -> int:
-        return greedy_action(self.model, obs)
-
-
-def load_dqn(path: str) -> SavedAllocator:
-    """A DQN saved by :func:`train` (one-line errors for a missing or foreign file)."""
-    import zipfile
-
-    from ...policies.options import PolicyOptionError
-    file = Path(path)
-    if not file.is_file():
-        raise PolicyOptionError(f"model {path}: no such file")
-    if not zipfile.is_zipfile(file):
-        raise PolicyOptionError(f"model {path}: not a saved DQN (a zip written by the allocation training)")
-    try:
-        model = MaskedDQN.load(file, device="cpu")
-    except Exception as exc:      # a broken or foreign zip: one line
-        raise PolicyOptionError(f"model {path}: cannot be loaded as a DQN ({type(exc).__name__}: {str(exc)[:200]})") from None
-    return SavedAllocator(model, path)

@@ -24,10 +24,12 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ...models.thermal import ThermalParams, add_jobs
-from .cluster import Cluster, round_robin
-from .jobs import Jobs
+from ...models.thermal import ThermalModel, ThermalParams, add_jobs
 from ...errors import BatschedError
+from ...policies.agent.cluster import Cluster, round_robin
+from ...policies.agent.cluster_jobs import Jobs
+from ...workloads.progress import progress as bar
+from .gmm import fit_mixture
 
 FEATURES = ("utilisation", "spare", "new_cores", "temperature", "power")
 KINDS = ("tandem", "single")
@@ -50,7 +52,6 @@ def record_telemetry(jobs: Jobs, nb_processors: int, params: ThermalParams = The
         return p
     steps = int(np.ceil((float(jobs.submit[-1]) + 1) / period))
     out = np.zeros((steps, nb_processors, 5), np.float32)
-    from ...workloads.progress import progress as bar
     for k in bar(range(steps), "telemetry", enabled=progress, every=5000, unit="10-minute steps"):
         cluster.run(allocate, until=(k + 1) * period)
         m = cluster.model
@@ -72,14 +73,14 @@ def windows(telemetry: np.ndarray, l: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _torch():
-    import torch
-    from torch import nn
+    import torch    # (optional: the rl extra)
+    from torch import nn    # (optional: the rl extra)
     return torch, nn
 
 
 def build(kind: str, hidden: int = 32):
-    import torch
-    from torch import nn
+    import torch    # (optional: the rl extra)
+    from torch import nn    # (optional: the rl extra)
 
     class Tandem(nn.Module):
         def __init__(self):
@@ -157,7 +158,6 @@ def train_clustered(telemetry: np.ndarray, k: int = 3, kind: str = "tandem", l: 
                     epochs: int = 5, batch: int = 256, lr: float = 1e-3, seed: int = 0, cores: int = 24):
     """The GMM-clustered variant: a K-component mixture over the windows' regimes, then one
     predictor per component trained on its windows; (mixture, one saved form per component)."""
-    from .gmm import fit_mixture
     x, y = windows(telemetry, l)
     mixture = fit_mixture(_regime(x), k, seed=seed)
     label = mixture.assign(_regime(x))
@@ -253,7 +253,6 @@ class PredictedModel:
     ``period`` s from each processor's last ``l`` steps, and held in between."""
 
     def __init__(self, net, saved: dict, params: ThermalParams, nb_processors: int, period: float = 600.0):
-        from ...models.thermal import ThermalModel
         torch, _ = _torch()
         self._torch = torch
         self.net, self.l, self.params, self.period = net, saved["l"], params, period

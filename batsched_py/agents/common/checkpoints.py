@@ -63,7 +63,7 @@ def describe_space(space: Any) -> str:
 def fit_fault(path: Path, observation_space: Any, action_space: Any, algorithm: str) -> Optional[str]:
     """What makes the whole checkpoint ``path`` unfit to go on with a training of ``algorithm``
     (PPO or MaskablePPO) on these spaces (None: it fits)."""
-    from stable_baselines3.common.save_util import json_to_data
+    from stable_baselines3.common.save_util import json_to_data    # (optional: the rl extra)
     try:
         with zipfile.ZipFile(path) as z:
             data = json_to_data(z.read("data").decode("utf-8"))
@@ -99,7 +99,7 @@ def latest_checkpoint(folder: Path, fault: Optional[Callable[[Path], Optional[st
 def WholeCheckpoints(every: int, folder: Path, normalize: bool):
     """SB3's CheckpointCallback, each file written whole: the reward statistics first, then the
     model, so that a whole checkpoint always has its statistics beside it."""
-    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.callbacks import BaseCallback    # (optional: the rl extra)
 
     class _Checkpoints(BaseCallback):
         def _init_callback(self) -> None:

@@ -18,7 +18,16 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
+
+import gymnasium as gym
+import numpy as np
+
+from ... import envs  # noqa: F401  (registers the environments)
+from ...campaigns.executor import Task, make_executor
 from ...errors import BatschedError
+from ...interrupts import interruption, signals_interrupt
+from .loading import load_policy
+from .saved import load_agent
 
 ENVS = {"shutdown": "batsched_py/Shutdown-v0", "scheduling": "batsched_py/Scheduling-v0"}
 # (reward: the episode's return, the environment's own objective)
@@ -119,9 +128,7 @@ def day_group(path: Path) -> tuple[str, str]:
 
 
 def _policy(spec: PolicySpec, env_kind: str):
-    from ...policies.agent.loading import load_policy
     if spec.name.endswith(".zip"):
-        from .saved import load_agent
         return load_agent(spec.name, env_kind, deterministic=spec.options.get("deterministic", True))
     return load_policy(spec.name, env_kind)
 
@@ -129,11 +136,7 @@ def _policy(spec: PolicySpec, env_kind: str):
 def run_days(env_kind: str, platform: str, env_kwargs: dict, spec: PolicySpec, days: Sequence[str],
              repeats: Sequence[int]) -> list[dict[str, Any]]:
     """One worker's share: ``spec`` on ``days`` (each repetition seeded by its number)."""
-    import gymnasium as gym
-    import numpy as np
-    import torch
-
-    import batsched_py.envs  # noqa: F401
+    import torch    # (optional: the rl extra)
     torch.set_num_threads(1)
     policy = _policy(spec, env_kind)
     env: Any = gym.make(ENVS[env_kind], platform=platform, workloads=list(days), **env_kwargs).unwrapped
@@ -185,8 +188,6 @@ def evaluate(env_kind: str, platform: Path, days: Sequence[Path], specs: Sequenc
              progress: bool = True, address: Optional[str] = None) -> list[dict[str, Any]]:
     """Every policy on every day, ``chunk`` days a task, on the campaigns' executor (local worker
     processes, or Ray at ``address``: the day files must then be readable on every node)."""
-    from ...campaigns.executor import Task, make_executor
-    from ...interrupts import interruption, signals_interrupt
     if env_kind not in ENVS:
         raise EvaluateError(f"--env {env_kind!r}: choose one of {', '.join(ENVS)}")
     if jobs is not None and jobs < 0:
@@ -194,7 +195,6 @@ def evaluate(env_kind: str, platform: Path, days: Sequence[Path], specs: Sequenc
     _check_env(env_kind, platform, days, env_kwargs or {})
     for spec in specs:          # fail before any run: every policy loads
         if spec.name.endswith(".zip"):
-            from .saved import load_agent
             load_agent(spec.name, env_kind)
         else:
             _policy(spec, env_kind)
@@ -256,9 +256,6 @@ def evaluate(env_kind: str, platform: Path, days: Sequence[Path], specs: Sequenc
 def _check_env(env_kind: str, platform: Path, days: Sequence[Path], env_kwargs: dict) -> None:
     """One environment made here, reading every day: a bad day or environment argument is named
     before any worker starts (not once per task, in each worker)."""
-    import gymnasium as gym
-
-    import batsched_py.envs  # noqa: F401
     try:
         gym.make(ENVS[env_kind], platform=str(platform), workloads=[str(d) for d in days], **env_kwargs).close()
     except TypeError as exc:
@@ -273,7 +270,7 @@ def _bar(total: int, enabled: bool):
     if not sys.stderr.isatty():
         return _lines(total)
     try:
-        from tqdm import tqdm
+        from tqdm import tqdm    # (optional: the progress extra)
         bar = tqdm(total=total, unit="day", desc="evaluate", file=sys.stderr)
 
         def update(n):

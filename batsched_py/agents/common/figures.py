@@ -12,9 +12,9 @@ from typing import Any, Optional, Sequence
 
 def draw(rows: Sequence[dict[str, Any]], days: Sequence[Path], out: Path, time_unit: str = "min") -> list[Path]:
     try:
-        import matplotlib
+        import matplotlib    # (optional: the plot extra)
         matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt    # (optional: the plot extra)
     except ImportError:
         print("evaluate: matplotlib is not installed: no figures (pip install 'batsched_py[plot]')")
         return []
@@ -90,6 +90,6 @@ def _mean_interarrival(path: Path) -> Optional[float]:
 def _save(fig, path: Path) -> Path:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt    # (optional: the plot extra)
     plt.close(fig)
     return path

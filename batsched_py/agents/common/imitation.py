@@ -129,8 +129,8 @@ def clone(model: Any, demos: Demonstrations, *, epochs: int, batch_size: int = 6
     """Fit ``model.policy`` (an SB3 actor-critic) to the demonstrations: cross-entropy on the actions,
     mean squared error on the returns divided by ``return_scale`` (the scale PPO's rewards will have).
     Returns the last epoch's figures: ``accuracy`` (deterministic action = teacher's), losses."""
-    import torch
-    from stable_baselines3.common.utils import obs_as_tensor
+    import torch    # (optional: the rl extra)
+    from stable_baselines3.common.utils import obs_as_tensor    # (optional: the rl extra)
 
     if epochs < 1:
         raise ImitationError(f"imitation epochs: {epochs} is not a positive number")

@@ -31,8 +31,7 @@ class SavedAgent:
             raise PolicyOptionError(f"model {self.path}: trained on observations {want}, the scheduler gives {shapes} "
                                     "(its options history, queue_features, max_queue... must be those of training)")
         n = getattr(self.model.action_space, "n", None)
-        space = getattr(scheduler, "nb_nodes", None)
-        actions = space + 1 if space is not None else scheduler.max_queue + 1
+        actions = scheduler.mdp(len(scheduler.platform)).actions
         if n != actions:
             raise PolicyOptionError(f"model {self.path}: trained with {n} actions, this platform and scheduler have "
                                     f"{actions}")
@@ -53,7 +52,7 @@ def load_agent(path: str, env: str, deterministic: bool = True) -> SavedAgent:
     if not zipfile.is_zipfile(file):
         raise PolicyOptionError(f"model {path}: not a saved agent (a zip written by batsched-py train)")
     try:
-        from stable_baselines3 import PPO
+        from stable_baselines3 import PPO    # (optional: the rl extra)
     except ImportError:
         raise PolicyOptionError(f"model {path}: loading agents needs the rl extra: pip install 'batsched_py[rl]'") from None
     with zipfile.ZipFile(file) as z:
@@ -62,11 +61,11 @@ def load_agent(path: str, env: str, deterministic: bool = True) -> SavedAgent:
         data = z.read("data").decode("utf-8", "replace")
     algo: Any = PPO
     if "MaskableActorCriticPolicy" in data or "sb3_contrib" in data:
-        from sb3_contrib import MaskablePPO
+        from sb3_contrib import MaskablePPO    # (optional: the rl extra)
         algo = MaskablePPO
-    # the network classes must be importable before unpickling the policy's settings
-    from .. import deepscheduling, deepshutdown  # noqa: F401
-    import torch
+    # (the paper's network classes, e.g. agents.deepshutdown.config's, are named in the saved
+    # settings: unpickling imports their module)
+    import torch    # (optional: the rl extra)
     # (one thread: a decision is one small forward pass, where a thread pool costs ~10x on a busy
     # machine, and a pool started before a fork deadlocks the forked workers of compare)
     torch.set_num_threads(1)

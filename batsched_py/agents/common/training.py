@@ -12,19 +12,27 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Callable, NoReturn, Optional, Sequence
 
 import gymnasium as gym
 import numpy as np
 
+from ... import envs  # noqa: F401  (registers the environments)
+from ...campaigns.executor import describe_error
+from ...campaigns.ray_vec_env import RayVecEnv
+from ...errors import BatschedError
 from ...interrupts import interruption, signals_deferred
+from ...policies.agent.baselines import BASELINES
 from ...textfiles import write_whole
 from .checkpoints import WholeCheckpoints, fit_fault, latest_checkpoint, save_whole, stats_of
 from .hyper import HyperError, ppo_settings
-from ...errors import BatschedError
+from .imitation import ImitationError, clone, demonstrations, merge
 
-AGENTS = ("shutdown", "scheduling")
+# the papers' settings by agent name (setup.cfg: shutdown -> agents.deepshutdown.config...): a paper
+# lists itself there, and this module names none
+PAPER_GROUP = "batsched_py.agents"
 
 
 class TrainError(BatschedError, ValueError):
@@ -75,10 +83,11 @@ class TrainConfig:
 
 def paper_settings(agent: str) -> tuple[str, dict, Callable[[bool], Any], Callable[[bool], dict]]:
     """The paper's environment, PPO settings, SB3 policy and its arguments (given whether actions are masked)."""
-    from importlib import import_module
-    if agent not in AGENTS:
-        raise TrainError(f"agent {agent!r}: choose shutdown or scheduling")
-    settings = import_module(f"batsched_py.agents.deep{agent}.config")
+    papers = {ep.name: ep for ep in entry_points(group=PAPER_GROUP)}
+    if agent not in papers:
+        known = " or ".join(papers) or f"none (the {PAPER_GROUP} entry points come from pip install -e .)"
+        raise TrainError(f"agent {agent!r}: choose {known}")
+    settings = papers[agent].load()
     return settings.ENV, dict(settings.HYPERPARAMETERS), settings.policy, settings.policy_kwargs
 
 
@@ -88,10 +97,7 @@ def env_factory(env_id: str, platform: Path, workloads: Sequence[Path], env_kwar
     actor writes the one line of the error that ends it, for the learner to say, and exits at once
     (no traceback); such an actor also leaves SIGINT and SIGTERM to the learner, which closes it."""
     def make():
-        import gymnasium as gym
-        from stable_baselines3.common.monitor import Monitor
-
-        import batsched_py.envs  # noqa: F401
+        from stable_baselines3.common.monitor import Monitor    # (optional: the rl extra)
         if errors is not None:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 signal.signal(sig, signal.SIG_IGN)
@@ -147,11 +153,8 @@ def make_vec_env(config: TrainConfig, env_id: str, errors: Path):
                        errors if detached else None)
            for i in range(config.actors)]
     if config.vec_env == "ray":
-        import ray
-
-        from ...campaigns.ray_vec_env import RayVecEnv
+        import ray    # (optional: the ray extra)
         if not ray.is_initialized():
-            from ...campaigns.executor import describe_error
             try:
                 ray.init(address=config.ray_address, include_dashboard=False, log_to_driver=False)
             except Exception as exc:
@@ -161,9 +164,9 @@ def make_vec_env(config: TrainConfig, env_id: str, errors: Path):
         share = min(1.0, ray.cluster_resources().get("CPU", 1.0) / config.actors)
         return RayVecEnv(fns, actor_options={"num_cpus": share, "scheduling_strategy": "SPREAD"})
     if config.vec_env == "dummy" or config.actors == 1:
-        from stable_baselines3.common.vec_env import DummyVecEnv
+        from stable_baselines3.common.vec_env import DummyVecEnv    # (optional: the rl extra)
         return DummyVecEnv(fns)
-    from stable_baselines3.common.vec_env import SubprocVecEnv
+    from stable_baselines3.common.vec_env import SubprocVecEnv    # (optional: the rl extra)
     return SubprocVecEnv(fns, start_method="forkserver")
 
 
@@ -174,8 +177,8 @@ RUNNING = ("training running or interrupted: checkpoints/ holds the steps saved 
 def train(config: TrainConfig, argv: Optional[Sequence[str]] = None) -> Path:
     """Train; returns the saved model's path (``OUT/model.zip``, its record ``OUT/model.json``).
     Every argument, workload day and PPO setting is checked before an actor starts."""
-    import torch
-    from stable_baselines3 import PPO
+    import torch    # (optional: the rl extra)
+    from stable_baselines3 import PPO    # (optional: the rl extra)
 
     env_id, paper, policy_class, policy_kwargs = paper_settings(config.agent)
     hyper, minibatches = _check_settings(config, paper)
@@ -202,7 +205,7 @@ def train(config: TrainConfig, argv: Optional[Sequence[str]] = None) -> Path:
             venv = _reward_scaling(config, venv, resumed_from, hyper["gamma"])
             algo: Any = PPO
             if config.masking:
-                from sb3_contrib import MaskablePPO
+                from sb3_contrib import MaskablePPO    # (optional: the rl extra)
                 algo = MaskablePPO
             policy = policy_class(config.masking)
             if resumed_from is not None:
@@ -298,7 +301,7 @@ def _reward_scaling(config: TrainConfig, venv: Any, resumed_from: Optional[Path]
     """VecNormalize over the actors (rewards only), its statistics from the checkpoint resumed."""
     if not config.normalize_reward:
         return venv
-    from stable_baselines3.common.vec_env import VecNormalize
+    from stable_baselines3.common.vec_env import VecNormalize    # (optional: the rl extra)
     stats = stats_of(resumed_from) if resumed_from is not None else None
     if stats is None or not stats.is_file():
         if resumed_from is not None:
@@ -446,7 +449,6 @@ def _close_actors(venv: Any) -> None:
 
 
 def _check_teacher(config: TrainConfig) -> None:
-    from ...policies.agent.baselines import BASELINES
     if config.imitate not in BASELINES[config.agent]:
         raise TrainError(f"--imitate {config.imitate!r}: a baseline of the {config.agent} environment "
                          f"({', '.join(BASELINES[config.agent])})")
@@ -456,12 +458,6 @@ def _imitate(config: TrainConfig, env_id: str, model: Any, venv: Any, gamma: flo
     """Clone the teacher into ``model`` on days drawn from the training days; with reward scaling,
     VecNormalize's return statistics start from the teacher's, so the critic learns returns at the
     scale PPO will give them."""
-    import gymnasium as gym
-
-    import batsched_py.envs  # noqa: F401
-    from ...policies.agent.baselines import BASELINES
-    from .imitation import ImitationError, clone, demonstrations, merge
-
     def make_env():
         return gym.make(env_id, platform=str(config.platform), workloads=[str(w) for w in config.workloads],
                         **config.env_kwargs)
@@ -511,7 +507,7 @@ def _deterministic(model: Any) -> Callable[[Any, Optional[np.ndarray]], int]:
 
 def ProgressLines(total: int, every_s: float = 30.0):
     """Progress as plain lines (stderr not a terminal, or no rich/tqdm): steps, rate, mean episode reward."""
-    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.callbacks import BaseCallback    # (optional: the rl extra)
 
     class _Lines(BaseCallback):
         def _on_training_start(self) -> None:

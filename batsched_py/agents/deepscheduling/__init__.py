@@ -1,4 +1,5 @@
-"""DeepScheduling: PPO on Scheduling-v0 (MaskablePPO with --masking)."""
-from .config import ENV, HYPERPARAMETERS, ThreeGRUs, policy_kwargs
+"""DeepScheduling: PPO on Scheduling-v0 (MaskablePPO with --masking).
 
-__all__ = ["ENV", "HYPERPARAMETERS", "ThreeGRUs", "policy_kwargs"]
+- config.py: the paper's network and PPO settings (the rl extra: torch, stable-baselines3);
+- scheduler.py: the ``deepscheduling`` and ``scheduling-agent`` schedulers (no rl extra needed to list them).
+"""

@@ -1,4 +1,5 @@
-"""DeepShutdown (Casagrande et al., "Don't Hurry Be Green"): PPO on Shutdown-v0."""
-from .config import ENV, HYPERPARAMETERS, LSTMWindow, policy_kwargs
+"""DeepShutdown (Casagrande et al., "Don't Hurry Be Green"): PPO on Shutdown-v0.
 
-__all__ = ["ENV", "HYPERPARAMETERS", "LSTMWindow", "policy_kwargs"]
+- config.py: the paper's network and PPO settings (the rl extra: torch, stable-baselines3);
+- scheduler.py: the ``deepshutdown`` and ``shutdown-agent`` schedulers (no rl extra needed to list them).
+"""

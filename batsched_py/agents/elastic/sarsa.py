@@ -21,6 +21,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from ...policies.options import PolicyOptionError
 from .approximators import Reservoir, Readout
 
 # where the observation says which heads decide (see policies/agent/elastic.py: observe)
@@ -165,7 +166,6 @@ class SarsaPolicy:
         self.agent, self.path = agent, path
 
     def bind(self, scheduler: Any) -> None:
-        from ...policies.options import PolicyOptionError
         c = self.agent.config
         want = (c["obs_size"], c["n_classes"], c["n_levels"] > 0)
         got = (scheduler.obs_size, scheduler.n_classes, scheduler.mode == "elastic")
@@ -182,7 +182,6 @@ class SarsaPolicy:
 
 
 def load_sarsa(path: str) -> Callable[[Any], Any]:
-    from ...policies.options import PolicyOptionError
     if not Path(path).is_file():
         raise PolicyOptionError(f"model {path}: no such file")
     try:

@@ -1,13 +1,13 @@
-"""Thermal-aware allocation as a scheduler (``thermal-allocation``, ``dqn-allocation``).
+"""Thermal-aware allocation's decision point (the ``thermal-allocation`` and ``dqn-allocation``
+schedulers of :mod:`batsched_py.agents.allocation.scheduler` add the saved DQNs).
 
 First come first served; the head job (or the two head jobs, option ``J`` = 2) is placed on a
 processor (``cores_per_node`` consecutive hosts, default 24) by ``policy``: ``round_robin``,
-``greedy``, ``coolest``, ``online_opt1`` (option ``alpha``), or a DQN saved by
-``batsched_py.agents.allocation.dqn.train`` (.zip; ``dqn-allocation`` takes it as option ``model``).
+``greedy``, ``coolest``, ``online_opt1`` (option ``alpha``), or an agent.
 Batsim reports no temperature, so the scheduler keeps the emulator's power/temperature model of its
 own processors (models/thermal.py, fed its own job starts and ends; option ``leakage_model``, as
-the agent was trained with) and observes it, exactly as ``Allocation-v0`` does.  A job asking more
-cores than a processor has is an error.
+the agent was trained with) and observes it (cluster.py's ``observation``), exactly as
+``Allocation-v0`` does.  A job asking more cores than a processor has is an error.
 """
 from __future__ import annotations
 
@@ -17,22 +17,23 @@ import numpy as np
 
 from ...models.errors import EmulatorError
 from ...models.thermal import ThermalModel, ThermalParams
-from ...scheduler import DecisionError, Job, register
+from ...scheduler import DecisionError, Job
 from ...scheduler.view import mask_of, procset_of_mask
 from ..base import QueuePolicy
 from ..options import PolicyOptionError, number_option
 from .base import AgentMixin, action_int
+from .cluster import ALLOCATORS, guarded, observation, online_opt1
 
 AGENT_OPTIONS = ("policy", "J", "alpha", "max_temperature", "leakage_model")
 
 
-@register("thermal-allocation")
-class ThermalAllocation(AgentMixin, QueuePolicy):
-    description = ("thermal-aware FCFS allocation of one-processor jobs: option 'policy' = round_robin, greedy, "
-                   "coolest, online_opt1 or a saved DQN (.zip); cores_per_node (24), J (1), alpha (0.5), "
-                   "max_temperature (85 C), leakage_model (linear or exponential, the model it observes)")
+class AllocationScheduler(AgentMixin, QueuePolicy):
+    description = ("thermal-aware allocation decision points: which processor takes the head job (FCFS); "
+                   "option 'policy' = round_robin, greedy, coolest or online_opt1")
     # (no queue_order, allocation, contiguous nor seed: FCFS order, and the policy picks the processor)
     OPTIONS = frozenset({"cores_per_node", *AGENT_OPTIONS})
+    #: the saved agents make_policy() also reads, for its error message (a paper's scheduler adds them)
+    SAVED_POLICIES = ""
 
     @classmethod
     def option_defaults(cls) -> dict[str, Any]:
@@ -50,9 +51,17 @@ class ThermalAllocation(AgentMixin, QueuePolicy):
             raise PolicyOptionError(f"option J: {self.J!r}: 1 (the head job) or 2 (the two head jobs)")
         self.alpha = number_option(agent, "alpha", 0.5)
         self.max_temperature = number_option(agent, "max_temperature", 85.0, positive=True)
-        if type(self).__name__ == "ThermalAllocation":
-            self.policy = allocation_policy(agent.get("policy", "round_robin"), self.alpha)
+        self.policy = self.make_policy(agent.get("policy", "round_robin"))
         self.last_used = -1
+
+    def make_policy(self, spec: Any) -> Any:
+        """The agent's policy that option ``policy`` names: a baseline allocator."""
+        names = [*ALLOCATORS, "online_opt1"]
+        if spec == "online_opt1":
+            return AllocatorPolicy(online_opt1(self.alpha))
+        if spec in ALLOCATORS:
+            return AllocatorPolicy(ALLOCATORS[spec])
+        raise PolicyOptionError(f"option policy: {spec!r}: choose {', '.join(names)}{self.SAVED_POLICIES}")
 
     def on_simulation_begins(self, event) -> None:
         super().on_simulation_begins(event)
@@ -78,7 +87,6 @@ class ThermalAllocation(AgentMixin, QueuePolicy):
         return self.queue[k].res if len(self.queue) > k else 0
 
     def observe(self) -> np.ndarray:
-        from ...agents.allocation.cluster import observation
         return observation(self.model, [self.head_cores(k) for k in range(self.J)], self.max_temperature)
 
     # --- FCFS with the agent at each placement -----------------------------------------------
@@ -102,7 +110,6 @@ class ThermalAllocation(AgentMixin, QueuePolicy):
     decision_due_again = decision_due
 
     def apply(self, action: Any) -> None:
-        from ...agents.allocation.cluster import guarded
         a = action_int(action, self.n ** self.J - 1)
         for k, processor in enumerate([a] if self.J == 1 else [a // self.n, a % self.n]):
             cores = self.head_cores()
@@ -121,26 +128,6 @@ class ThermalAllocation(AgentMixin, QueuePolicy):
         self.last_used = processor
 
 
-@register("dqn-allocation")
-class DQNAllocation(ThermalAllocation):
-    description = ("a trained thermal-aware allocation DQN: option 'model' = its .zip "
-                   "(batsched_py.agents.allocation.dqn.train); cores_per_node, J, max_temperature as in training")
-    OPTIONS = ThermalAllocation.OPTIONS | {"model"}
-
-    @classmethod
-    def option_defaults(cls) -> dict[str, Any]:
-        return {**super().option_defaults(), "model": None}
-
-    def __init__(self, options: Optional[Mapping[str, Any]] = None):
-        options = dict(options or {})
-        model = options.pop("model", None)
-        if not isinstance(model, str):
-            raise PolicyOptionError("dqn-allocation needs option model: the path of a trained DQN (.zip)")
-        super().__init__(options)
-        from ...agents.allocation.dqn import load_dqn
-        self.policy = load_dqn(model)
-
-
 class AllocatorPolicy:
     """A baseline allocator as the agent's policy: it reads the scheduler, not the observation."""
 
@@ -154,16 +141,3 @@ class AllocatorPolicy:
         s = self.scheduler
         p = self.allocate(s, s.head_cores())
         return p if s.J == 1 else p * s.n + p     # (the second head job: the same choice, or the fallback)
-
-
-def allocation_policy(spec: Any, alpha: float):
-    from ...agents.allocation.cluster import ALLOCATORS, online_opt1
-    names = [*ALLOCATORS, "online_opt1"]
-    if spec == "online_opt1":
-        return AllocatorPolicy(online_opt1(alpha))
-    if spec in ALLOCATORS:
-        return AllocatorPolicy(ALLOCATORS[spec])
-    if isinstance(spec, str) and spec.endswith(".zip"):
-        from ...agents.allocation.dqn import load_dqn
-        return load_dqn(spec)
-    raise PolicyOptionError(f"option policy: {spec!r}: choose {', '.join(names)} or a saved DQN (.zip)")

@@ -16,13 +16,27 @@ mean the same decisions, in training and in deployment, on the emulator and on r
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 
 from ...scheduler import DecisionError
 
 Policy = Callable[[Any], Any]
+
+
+@dataclass(frozen=True)
+class MDP:
+    """What the agent of a decision-point scheduler sees and chooses, for its options and a platform:
+    the one definition its environment builds the spaces from (the environment adds the reward)."""
+
+    #: observe()'s shape (values in [0, 1]); a dict observation: each part's shape
+    shape: "tuple[int, ...] | Mapping[str, tuple[int, ...]]"
+    #: Discrete(actions); a tuple: MultiDiscrete(actions)
+    actions: "int | tuple[int, ...]"
+    #: an observation of integers instead, each below its level: MultiDiscrete(levels)
+    levels: tuple[int, ...] = ()
 
 
 class ActionError(DecisionError):
@@ -36,6 +50,8 @@ class AgentMixin:
     policy: Optional[Policy] = None
     #: set by schedule(): the agent must act before the reply goes back
     awaiting = False
+    #: never a base of timeout or oracle (see policies.power.combine)
+    power_base = False
 
     def schedule(self) -> None:
         super().schedule()          # type: ignore[misc]  # (the policy behind the mixin has one)
@@ -72,6 +88,10 @@ class AgentMixin:
         return False
 
     def observe(self) -> Any:
+        raise NotImplementedError
+
+    def mdp(self, nb_hosts: int) -> MDP:
+        """The observation and action spaces on a platform of ``nb_hosts`` compute hosts."""
         raise NotImplementedError
 
     def apply(self, action: Any) -> None:

@@ -30,6 +30,7 @@ from typing import Any, Callable, Optional
 
 from ..power import read_runtimes
 from .clock import EPS
+from .elastic import deadline
 from .nodes import NodeState
 
 
@@ -195,7 +196,6 @@ class ElasticFcfs(Bound):
 
 class ElasticEdf(ElasticFcfs):
     def act(self) -> Any:
-        from .elastic import deadline
         s = self.scheduler
         heads = [(deadline(s, q[0]), q[0].subtime, c) for c, q in enumerate(s.queues) if q]
         return self.with_pool(min(heads)[2] if heads else 0)

@@ -36,12 +36,11 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from ...scheduler import HostState, Job, Scheduler, register
+from ...scheduler import HostState, Job, Scheduler
 from ...scheduler.view import lowest_bits, procset_of_mask
 from ..options import PolicyOptionError, choice_option, number_option, refuse_unknown
 from ..power import read_runtimes, require_sleep_states
-from .base import ActionError, AgentMixin, action_int
-from .loading import load_policy
+from .base import MDP, ActionError, AgentMixin, action_int
 from .shutdown import _int_option
 
 MODES = ("scheduling", "elastic")
@@ -290,15 +289,10 @@ class ElasticScheduler(AgentMixin, ElasticPool):
     def obs_size(self) -> int:
         return 7 + 2 * self.n_classes + self.nb_vos
 
-
-@register("elastic-agent")
-class ElasticAgent(ElasticScheduler):
-    description = ("Perez et al.'s elastic provisioning as a scheduler: option 'policy' = FCFS, EDF, a SARSA agent "
-                   "(.npz from scripts/reproduce_elastic.py) or 'module:callable'; 'mode' scheduling|elastic")
-
-    def __init__(self, options: Optional[Mapping[str, Any]] = None):
-        super().__init__(options)
-        self.policy = load_policy(self.options.get("policy"), "elastic")
+    def mdp(self, nb_hosts: int) -> MDP:
+        """The pool and per-class queues; the class served next (elastic: and the pool's step)."""
+        actions = self.n_classes if self.mode == "scheduling" else (self.n_classes, len(self.pool_steps))
+        return MDP((self.obs_size,), actions)
 
 
 def deadline(s: ElasticPool, job: Job) -> float:
@@ -306,4 +300,4 @@ def deadline(s: ElasticPool, job: Job) -> float:
     return job.subtime + s.estimates.get(job.id, math.inf)
 
 
-__all__ = ["ElasticPool", "ElasticScheduler", "ElasticAgent", "MODES", "deadline"]
+__all__ = ["ElasticPool", "ElasticScheduler", "MODES", "deadline"]

@@ -38,19 +38,20 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from ...scheduler import HostState, Job, register
+from ...scheduler import HostState, Job
 from ..base import QueuePolicy
 from ..options import PolicyOptionError, flag_option, number_option
 from ..power import PowerMixin
 from ..selection import Selector, preferring
-from .base import ActionError, AgentMixin, action_int
+from .base import MDP, ActionError, AgentMixin, action_int
 from .clock import Grid
-from .loading import load_policy, trained_agent
 from .nodes import switch_idle_nodes_off
 from .shutdown import _int_option
 
 _STATES = (HostState.SLEEPING, HostState.SWITCHING_ON, HostState.SWITCHING_OFF, HostState.IDLE,
            HostState.COMPUTING)
+# the observation's row widths: a queued job, a running job, a snapshot (see the module's docstring)
+QUEUE_FEATURES, RUNNING_FEATURES, SNAPSHOT_FEATURES = 3, 3, 3 + len(_STATES)
 
 
 class AgentQueue(QueuePolicy):
@@ -94,11 +95,16 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
         self.confidence_jobs = _int_option(self.options, "confidence_jobs", 5)
         # The last `history` snapshots, each row written twice (at i and i + history) so that the
         # window ending at any row is one contiguous slice: no deque to stack at every observation.
-        self._snapshots = np.zeros((2 * self.history, 8), np.float32)
+        self._snapshots = np.zeros((2 * self.history, SNAPSHOT_FEATURES), np.float32)
         self._snapshot_row = 0
         self.user_ratios: dict[Any, deque] = {}
         self.started_last = False
         self.invalid_actions = 0
+
+    def mdp(self, nb_hosts: int) -> MDP:
+        """The queue, the running jobs and the snapshots; action i starts the i-th queued job, 0 waits."""
+        return MDP({"queue": (self.max_queue, QUEUE_FEATURES), "running": (self.max_running, RUNNING_FEATURES),
+                    "snapshots": (self.history, SNAPSHOT_FEATURES)}, self.max_queue + 1)
 
     def on_simulation_begins(self, event) -> None:
         super().on_simulation_begins(event)
@@ -223,10 +229,10 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
 
     def observe(self) -> dict[str, np.ndarray]:
         n = float(len(self.platform))
-        queue = np.zeros((self.max_queue, 3), np.float32)
+        queue = np.zeros((self.max_queue, QUEUE_FEATURES), np.float32)
         for r, job in enumerate(self.queue[:self.max_queue]):
             queue[r] = (job.res / n, min(1.0, (job.walltime or self.day) / self.day), self.confidence(job))
-        running = np.zeros((self.max_running, 3), np.float32)
+        running = np.zeros((self.max_running, RUNNING_FEATURES), np.float32)
         now = self.now
         # (a job waiting for its hosts to switch on holds them too: as if it started now)
         started = [(job.start_time if job.start_time is not None else now, job)
@@ -238,33 +244,11 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
             left = max(0.0, wall - elapsed)
             estimated = max(0.0, self.confidence(job) * wall - elapsed)
             running[r] = (job.res / n, min(1.0, left / self.day), min(1.0, estimated / self.day))
-        snapshots = np.empty((self.history, 8), np.float32)
+        snapshots = np.empty((self.history, SNAPSHOT_FEATURES), np.float32)
         i = self._snapshot_row
         snapshots[:-1] = self._snapshots[i + 1:i + self.history]
         snapshots[-1] = self.snapshot()
         return {"queue": queue, "running": running, "snapshots": snapshots}
 
 
-@register("scheduling-agent")
-class SchedulingAgent(SchedulingScheduler):
-    description = ("a DeepScheduling policy as a scheduler: option 'policy' = a saved agent (.zip), a baseline "
-                   "(FF, EASY, SAF) or 'module:callable' (obs -> action)")
-
-    def __init__(self, options: Optional[Mapping[str, Any]] = None):
-        super().__init__(options)
-        self.policy = load_policy(self.options.get("policy"), "scheduling")
-
-
-__all__ = ["SchedulingScheduler", "SchedulingAgent", "DeepScheduling", "ActionError", "PolicyOptionError"]
-
-
-@register("deepscheduling")
-class DeepScheduling(SchedulingScheduler):
-    description = ("a trained DeepScheduling agent: option 'model' = its .zip (batsched-py train scheduling); "
-                   "'deterministic' (default true)")
-    OPTIONS = SchedulingScheduler.OPTIONS | {"model", "deterministic"}
-
-    def __init__(self, options: Optional[Mapping[str, Any]] = None):
-        policy, rest = trained_agent("deepscheduling", "scheduling", dict(options or {}))
-        super().__init__(rest)
-        self.policy = policy
+__all__ = ["SchedulingScheduler", "ActionError", "PolicyOptionError"]

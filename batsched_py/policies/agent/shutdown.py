@@ -43,20 +43,19 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from ...scheduler import HostState, register
+from ...scheduler import HostState
 from ...scheduler.view import lowest_bits, procset_of_mask
 from ..base import QueuePolicy
 from ..options import PolicyOptionError, number_option
 from ..power import require_sleep_states
-from .base import AgentMixin, action_int
+from .base import MDP, AgentMixin, action_int
 from .clock import DRIFT, EPS, LAG
 from .easy_plan import easy_plan, plan_order
-from .loading import load_policy, trained_agent
 from .nodes import NodeState, node_masks, node_states, switch_idle_nodes_off
 
 
 def feature_count(nb_nodes: int, queue_features: int) -> int:
-    """The width of one observation row (the environment's space reads it here)."""
+    """The width of one observation row (its one definition: see ShutdownScheduler.mdp)."""
     return 5 + 1 + 1 + 1 + 2 + nb_nodes + 4 * queue_features + 1
 
 
@@ -99,6 +98,11 @@ class ShutdownScheduler(AgentMixin, QueuePolicy):
         self.pending: dict[str, tuple[Any, int]] = {}   # job id -> (job, hosts): waiting for its hosts
         self.shadow: Optional[float] = None     # the priority job's reserved start (None: nothing waits)
         self._seen: Optional[np.ndarray] = None   # the features the agent was shown at this point
+
+    def mdp(self, nb_hosts: int) -> MDP:
+        """The window of ``history`` feature rows; how many of the nodes to keep off, 0..G."""
+        nodes = len(node_masks(nb_hosts, self.cores))
+        return MDP((self.history, feature_count(nodes, self.k)), nodes + 1)
 
     # --- the platform ---------------------------------------------------------------------
     def on_simulation_begins(self, event) -> None:
@@ -346,30 +350,8 @@ _RELEASE_RANK = {NodeState.IDLE: 0, NodeState.COMPUTING: 0, NodeState.SWITCHING_
                  NodeState.SWITCHING_OFF: 2}
 
 
-@register("shutdown-agent")
-class ShutdownAgent(ShutdownScheduler):
-    description = ("a DeepShutdown policy as a scheduler: option 'policy' = a saved agent (.zip), a baseline "
-                   "(T0, T1, T5, T10, OR*) or 'module:callable' (obs -> nodes to keep off)")
-
-    def __init__(self, options: Optional[Mapping[str, Any]] = None):
-        super().__init__(options)
-        self.policy = load_policy(self.options.get("policy"), "shutdown")
-
-
 def _int_option(options: Mapping[str, Any], name: str, default: int) -> int:
     value = options.get(name, default)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise PolicyOptionError(f"option {name}: {value!r} is not a positive integer")
     return value
-
-
-@register("deepshutdown")
-class DeepShutdown(ShutdownScheduler):
-    description = ("a trained DeepShutdown agent: option 'model' = its .zip (batsched-py train shutdown); "
-                   "'deterministic' (default true)")
-    OPTIONS = ShutdownScheduler.OPTIONS | {"model", "deterministic"}
-
-    def __init__(self, options: Optional[Mapping[str, Any]] = None):
-        policy, rest = trained_agent("deepshutdown", "shutdown", dict(options or {}))
-        super().__init__(rest)
-        self.policy = policy

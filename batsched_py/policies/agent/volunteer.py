@@ -58,7 +58,7 @@ import numpy as np
 from ...models.errors import EmulatorError
 from ...models.events_file import MACHINE_EVENTS, load_events
 from ...platforms.volunteer import OFF_TIME, ON_TIME
-from ...scheduler import HostState, Job, Scheduler, register
+from ...scheduler import HostState, Job, Scheduler
 from ...scheduler.view import bits_of
 from ..options import PolicyOptionError, choice_option, number_option, refuse_unknown
 from .base import AgentMixin, action_int
@@ -447,22 +447,4 @@ class VolunteerScheduler(AgentMixin, VolunteerPool):
                 "resubmitted": self.registered, "invalid_actions": self.invalid_actions}
 
 
-@register("volunteer-agent")
-class VolunteerAgent(VolunteerScheduler):
-    description = ("Forshaw & McGough's volunteer pool as a scheduler: option 'policy' random (HTCondor's default) or "
-                   "bandit (the reward-history learner, learning online; options epsilon, sigma, history, "
-                   "explorations: per job); 'level' computer|cluster|cluster-week|system")
-
-    def __init__(self, options: Optional[Mapping[str, Any]] = None):
-        super().__init__(options)
-        from ...agents.volunteer import make_policy
-        o = self.options
-        try:
-            self.policy = make_policy(o.get("policy", "random"), seed=o.get("seed", 0),
-                                      **{k: o[k] for k in ("epsilon", "sigma", "history", "explorations")
-                                         if k in o})
-        except ValueError as exc:
-            raise PolicyOptionError(f"option {exc}") from None
-
-
-__all__ = ["VolunteerPool", "VolunteerScheduler", "VolunteerAgent", "Outcome", "LEVELS", "next_reboot"]
+__all__ = ["VolunteerPool", "VolunteerScheduler", "Outcome", "LEVELS", "next_reboot"]

@@ -6,7 +6,10 @@ from pathlib import Path
 from typing import Optional
 
 import numpy as np
+
 from ...errors import BatschedError
+from ...models.document import WorkloadError, read_workload_file
+from ...workloads.swf import SwfError, read_swf
 
 
 class JobsError(BatschedError, ValueError):
@@ -38,7 +41,6 @@ def load_jobs(path: "str | Path", cores: int, days: Optional[float] = None) -> J
     if not path.is_file():
         raise JobsError(f"jobs: {path} is not a file")
     if path.suffix == ".json":
-        from ...models.document import WorkloadError, read_workload_file
         try:
             _, profiles, raw = read_workload_file(path)
         except WorkloadError as exc:
@@ -50,7 +52,6 @@ def load_jobs(path: "str | Path", cores: int, days: Optional[float] = None) -> J
             rows.append((str(job.get("id")), float(job.get("subtime", 0)), int(job.get("res", 0)),
                          float(profile.get("delay", 0))))
     else:
-        from ...workloads.swf import SwfError, read_swf
         try:
             trace = read_swf(path, skip_malformed=True)
         except (SwfError, OSError) as exc:

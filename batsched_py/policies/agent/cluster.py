@@ -1,6 +1,6 @@
 """Processors running jobs first come first served, under the emulator's power/temperature model.
 
-A :class:`Cluster` replays a :class:`~.jobs.Jobs` stream: jobs queue in submission order and the
+A :class:`Cluster` replays a :class:`~.cluster_jobs.Jobs` stream: jobs queue in submission order and the
 head job is placed, on a processor with enough free cores, by whoever drives the cluster (an
 allocator below, or the agent of the environment); :meth:`Cluster.next_head` runs arrivals and job
 ends until the head can be placed.  Power and temperature come from
@@ -25,7 +25,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from ...models.thermal import ThermalModel, ThermalParams
-from .jobs import Jobs
+from .cluster_jobs import Jobs
 
 Allocator = Callable[["Cluster", int], int]
 

@@ -1,23 +1,29 @@
 """A policy for an agent scheduler, from a name in a --config object.
 
 ``policy`` is one of: a baseline of the environment (``T0``, ``T1``, ``T5``, ``OR*`` for shutdown;
-``FF``, ``EASY``, ``SAF`` for scheduling: see baselines.py), a saved agent (a ``.zip`` written by
-``batsched-py train``; for elastic, a SARSA agent's ``.npz``), or ``module:callable`` (a callable
-obs -> action, or a class whose instances are).  A policy with a ``bind(scheduler)`` method gets the
+``FF``, ``EASY``, ``SAF`` for scheduling: see policies/agent/baselines.py), a saved agent (a ``.zip``
+written by ``batsched-py train``; a paper's scheduler may read more kinds of file, e.g. elastic's
+SARSA agent ``.npz``), or ``module:callable`` (a callable obs -> action, or a class whose instances
+are).  A policy with a ``bind(scheduler)`` method gets the
 scheduler when the simulation begins (baselines read the platform and the queue directly, as
 rule-based policies do).
 """
 from __future__ import annotations
 
 from importlib import import_module
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
+from ...policies.agent.baselines import BASELINES
+from ...policies.options import PolicyOptionError
 from ...scheduler.failure import describe
-from ..options import PolicyOptionError
+from .saved import load_agent
+
+Policy = Callable[[Any], Any]
 
 
-def load_policy(spec: Any, env: str) -> Callable[[Any], Any]:
-    from .baselines import BASELINES
+def load_policy(spec: Any, env: str, readers: Mapping[str, Callable[[str], Policy]] = {}) -> Policy:
+    """The policy ``spec`` names for environment ``env``; ``readers``: file suffix -> the paper's
+    reader of its own saved agents (``.zip`` is always a saved PPO agent)."""
     if spec is None:
         raise PolicyOptionError(f"option policy is required: a baseline ({', '.join(BASELINES[env])}), "
                                 "a saved agent (.zip) or 'module:callable'")
@@ -25,11 +31,10 @@ def load_policy(spec: Any, env: str) -> Callable[[Any], Any]:
         raise PolicyOptionError(f"option policy: {spec!r} is not a policy name")
     if spec in BASELINES[env]:
         return BASELINES[env][spec]()
-    if spec.endswith(".npz"):
-        from ...agents.elastic import load_sarsa
-        return load_sarsa(spec)
+    for suffix, read in readers.items():
+        if spec.endswith(suffix):
+            return read(spec)
     if spec.endswith(".zip"):
-        from ...agents.common.saved import load_agent
         return load_agent(spec, env)
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
@@ -55,7 +60,7 @@ def load_policy(spec: Any, env: str) -> Callable[[Any], Any]:
     return obj
 
 
-def trained_agent(scheduler_name: str, env: str, options: dict) -> tuple[Callable[[Any], Any], dict]:
+def trained_agent(scheduler_name: str, env: str, options: dict) -> tuple[Policy, dict]:
     """The saved agent that options ``model`` and ``deterministic`` name (taken out of ``options``;
     the others are returned for the scheduler)."""
     options = dict(options)
@@ -64,5 +69,4 @@ def trained_agent(scheduler_name: str, env: str, options: dict) -> tuple[Callabl
         raise PolicyOptionError(f"{scheduler_name} needs option model: the path of a trained agent (.zip)")
     if not isinstance(deterministic, bool):
         raise PolicyOptionError(f"{scheduler_name}: option deterministic must be true or false, not {deterministic!r}")
-    from ...agents.common.saved import load_agent
     return load_agent(model, env, deterministic=deterministic), options

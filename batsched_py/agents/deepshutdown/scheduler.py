@@ -1,0 +1,29 @@
+"""DeepShutdown's deployable schedulers: ``deepshutdown`` (a trained agent) and ``shutdown-agent`` (any
+policy of Shutdown-v0: a saved agent, a baseline or ``module:callable``), over the decision of
+:class:`batsched_py.policies.agent.shutdown.ShutdownScheduler`."""
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional
+
+from ...policies.agent.shutdown import ShutdownScheduler
+from ..common.loading import load_policy, trained_agent
+
+
+class ShutdownAgent(ShutdownScheduler):
+    description = ("a DeepShutdown policy as a scheduler: option 'policy' = a saved agent (.zip), a baseline "
+                   "(T0, T1, T5, T10, OR*) or 'module:callable' (obs -> nodes to keep off)")
+
+    def __init__(self, options: Optional[Mapping[str, Any]] = None):
+        super().__init__(options)
+        self.policy = load_policy(self.options.get("policy"), "shutdown")
+
+
+class DeepShutdown(ShutdownScheduler):
+    description = ("a trained DeepShutdown agent: option 'model' = its .zip (batsched-py train shutdown); "
+                   "'deterministic' (default true)")
+    OPTIONS = ShutdownScheduler.OPTIONS | {"model", "deterministic"}
+
+    def __init__(self, options: Optional[Mapping[str, Any]] = None):
+        policy, rest = trained_agent("deepshutdown", "shutdown", dict(options or {}))
+        super().__init__(rest)
+        self.policy = policy
