@@ -13,12 +13,18 @@ from typing import TYPE_CHECKING
 #: marked non-native, mypy 2.4's mypyc still checks the ``self`` of a compiled method against
 #: the subclasses compiled with it when they are few (EASY's: EASY, SAF, SJF).
 MYPYC_MODULES = (
+    "batsched_py/emulator/decisions.py",
     "batsched_py/emulator/engine.py",
+    "batsched_py/emulator/jobs.py",
     "batsched_py/emulator/machines.py",
+    "batsched_py/emulator/options.py",
     "batsched_py/emulator/outputs.py",
-    "batsched_py/emulator/profiles.py",
+    "batsched_py/emulator/state.py",
+    "batsched_py/emulator/submitters.py",
+    "batsched_py/emulator/switches.py",
     "batsched_py/emulator/timeline.py",
-    "batsched_py/emulator/workload.py",
+    "batsched_py/models/profiles.py",
+    "batsched_py/models/workload.py",
     "batsched_py/policies/profile.py",
     "batsched_py/scheduler/session.py",
     "batsched_py/scheduler/view.py",

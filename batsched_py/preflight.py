@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 from .emulator import simulate
-from .emulator.platform import load_platform
+from .models.platform import load_platform
 from .errors import BatschedError, InputError
 from .metrics import compare_table
 from .metrics.checks import run_problems

@@ -4,7 +4,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
 from .emulator import simulate
-from .emulator.engine import FLAG_OPTIONS
+from .emulator.options import FLAG_OPTIONS
 from .emulator.outputs import mark_incomplete, remove_previous_outputs
 from .interrupts import interruption
 from .launcher import launch

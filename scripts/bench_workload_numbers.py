@@ -2,7 +2,7 @@
 """Benchmark what reading numbers as Batsim does costs when the emulator loads a workload.
 
 The emulator reads workload files with RapidJSON's number parsing
-(``batsched_py.emulator.json_numbers.rapidjson_double``, as Batsim 4.2.1 does); numbers of up to
+(``batsched_py.models.json_numbers.rapidjson_double``, as Batsim 4.2.1 does); numbers of up to
 15 digits take a fast path (``float``), longer ones RapidJSON's digit loop in Python.  Times
 ``load_workload`` on synthetic workloads of N jobs whose numbers are all long (17-digit reprs of
 random doubles: the worst case) or all short (6 decimals, like Batsim's own output and most
@@ -20,8 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from batsched_py.emulator import workload as emulator_workload
-from batsched_py.workloads.document import read_workload_file
+from batsched_py.models import workload as emulator_workload
+from batsched_py.models.document import read_workload_file
 
 
 def write(path: Path, jobs: int, digits: int | None) -> None:

@@ -44,7 +44,7 @@ import gymnasium as gym  # noqa: E402
 import batsched_py.envs  # noqa: E402,F401
 from batsched_py.argtypes import count, positive_count  # noqa: E402
 from batsched_py.agents.elastic import SarsaAgent, run_episode  # noqa: E402
-from batsched_py.emulator.platform import load_platform  # noqa: E402
+from batsched_py.models.platform import load_platform  # noqa: E402
 from batsched_py.envs.elastic import busiest_vos  # noqa: E402
 from batsched_py.policies.agent.baselines import BASELINES  # noqa: E402
 from batsched_py.workloads.convert import ConvertOptions, convert_trace, prepare  # noqa: E402

@@ -5,7 +5,7 @@ Trace: the Parallel Workloads Archive's LPC-EGEE (every job on one core, so ever
 processor), cut to its first ``--days`` (default 182: six months); the last ``--test-days`` are
 held out for evaluation, the months before are for telemetry, predictors and training.
 Machines: ``--processors`` processors of 24 cores (default the thesis' 1,152) under the emulator's
-power/temperature model (batsched_py/emulator/thermal.py); on a small machine pass fewer.
+power/temperature model (batsched_py/models/thermal.py); on a small machine pass fewer.
 
 Prints and writes (``--out``, CSV):
 - Table 4.1: prediction error and accuracy of the tandem and single LSTM predictors and of the
@@ -18,7 +18,7 @@ Prints and writes (``--out``, CSV):
 - mean waiting and completion times (s) of each allocator;
 - references (references.csv): first fit in rack order, and packing the busy cores perfectly at
   every instant (a bound under linear leakage only).
-``--leakage exponential`` runs it all under the exponential leakage model (emulator/thermal.py);
+``--leakage exponential`` runs it all under the exponential leakage model (models/thermal.py);
 its alpha 0.5 models are then named ``thermal-allocation-dqn-exp[-predictor]-a0.5``.
 The thesis' own per-alpha Table 4.3 and 4.4 values are not available to us; its abstract states
 "more than 10% power and more than 4 C" against its baselines, printed for reference.
@@ -49,8 +49,8 @@ from batsched_py.policies.agent.cluster_jobs import load_jobs  # noqa: E402
 from batsched_py.agents.allocation.predictor import (KINDS, evaluate, evaluate_clustered,  # noqa: E402
                                                      read_predictor, record_telemetry, save_predictor,
                                                      train_clustered, train_predictor)
-from batsched_py.emulator.errors import EmulatorError  # noqa: E402
-from batsched_py.emulator.thermal import LEAKAGE_MODELS, ThermalModel, ThermalParams  # noqa: E402
+from batsched_py.models.errors import EmulatorError  # noqa: E402
+from batsched_py.models.thermal import LEAKAGE_MODELS, ThermalModel, ThermalParams  # noqa: E402
 from batsched_py.envs.allocation import cluster_figures  # noqa: E402
 
 TRACE = "data/swf/LPC-EGEE-2004-1.2-cln.swf.gz"

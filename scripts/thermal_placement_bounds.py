@@ -27,7 +27,7 @@ from thermal_allocation_study import TRACE, add_trace_arguments, packed  # noqa:
 
 from batsched_py.policies.agent.cluster import Cluster  # noqa: E402
 from batsched_py.policies.agent.cluster_jobs import load_jobs  # noqa: E402
-from batsched_py.emulator.thermal import ThermalParams  # noqa: E402
+from batsched_py.models.thermal import ThermalParams  # noqa: E402
 from batsched_py.envs.allocation import cluster_figures  # noqa: E402
 
 

@@ -33,7 +33,7 @@ def test_every_error_of_the_package_derives_from_the_root():
 
 
 @pytest.mark.parametrize("name, parent", [("batsched_py.protocol.ProtocolError", ValueError),
-                                          ("batsched_py.emulator.errors.EmulatorError", RuntimeError),
+                                          ("batsched_py.models.errors.EmulatorError", RuntimeError),
                                           ("batsched_py.scheduler.registry.UnknownSchedulerError", KeyError),
                                           ("batsched_py.transport.zmq_server.PeerTimeout", TimeoutError),
                                           ("batsched_py.policies.profile.TimeResolutionError", ValueError)])

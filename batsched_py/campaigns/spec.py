@@ -32,6 +32,9 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..errors import InputError
+from ..models.errors import EmulatorError
+from ..models.platform import PlatformError, load_platform
+from ..models.workload import load_workload
 from ..scheduler.creation import create_scheduler, json_object
 from .simulation import SimulationSpec, input_files
 
@@ -256,9 +259,6 @@ def _check_policies(runs: list[CampaignRun], where: str) -> None:
 def _check_workloads(runs: list[CampaignRun], where: str, mmax: int, energy: bool) -> None:
     """Every workload read once per platform as the emulator will (invalid JSON, a NaN subtime, a job
     larger than the platform...): a bad one is named before any run starts, not in one run's failure."""
-    from ..emulator import EmulatorError
-    from ..emulator.platform import PlatformError, load_platform
-    from ..emulator.workload import load_workload
     hosts: dict[str, int] = {}
     seen: set[tuple[str, str]] = set()
     for run in runs:

@@ -7,11 +7,12 @@ from typing import Any, Optional, Sequence
 
 from ..argtypes import count, non_negative
 from ..interrupts import exit_status, interruption, signals_interrupt
-from ..emulator.engine import EngineOptions, Exchange
-from ..emulator.errors import EmulatorError
+from ..emulator.options import EngineOptions
+from ..emulator.state import Exchange
+from ..models.errors import EmulatorError
 from ..emulator.peer import ZmqPeer
 from ..emulator.simulate import SimulationResult, run_engine
-from ..emulator.thermal import LEAKAGE_MODELS, ThermalParams
+from ..models.thermal import LEAKAGE_MODELS, ThermalParams
 from .common import KNOWN_ERRORS
 
 __all__ = ["main", "emulate", "build_parser", "batsim_args_to_kwargs"]
@@ -82,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--progress", action="store_true", help="progress bar on stderr (emulator only)")
     ap.add_argument("--thermal", type=count, default=0, metavar="CORES",
                     help="processor power/temperature model on, processors of CORES consecutive hosts: writes "
-                         "PREFIX_thermal.csv every 10 minutes (emulator only; see emulator/thermal.py)")
+                         "PREFIX_thermal.csv every 10 minutes (emulator only; see models/thermal.py)")
     ap.add_argument("--thermal-leakage", choices=LEAKAGE_MODELS, default=None,
                     help="the thermal model's leakage (default linear; needs --thermal)")
     return ap

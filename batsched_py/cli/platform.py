@@ -11,10 +11,10 @@ from ..errors import BatschedError
 from ..interrupts import exit_status, interruption, signals_interrupt
 from ..textfiles import os_error, refuse_overwriting, write_whole
 
-from ..emulator.errors import NetworkNotModelledWarning
-from ..emulator.platform import NoMasterHost, PlatformError as Refused, load_platform
+from ..models.errors import NetworkNotModelledWarning
+from ..models.platform import NoMasterHost, PlatformError as Refused, load_platform
 from ..platforms.generate import energy_cluster, plain_cluster, platform_xml, taurus_cluster
-from ..platforms.read import PlatformError, parse_xml
+from ..models.platform import PlatformError, parse_xml
 from ..platforms.upgrade import asleep_warning, hosts_starting_asleep, upgrade_platform_file
 
 

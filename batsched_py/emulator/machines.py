@@ -34,8 +34,8 @@ import numpy as np
 from procset import ProcSet
 
 from ..compiled import mypyc_attr
-from .energy import power
-from .platform import Platform
+from ..models.energy import power
+from ..models.platform import Platform
 
 __all__ = ["MachineState", "MachineStats", "Machines", "SWITCHING_ON_PSTATE",
            "SWITCHING_OFF_PSTATE"]

@@ -15,7 +15,7 @@ from ..transport.endpoints import PeerClosed
 from ..transport.polling import DEFAULT_BUSY_WAIT
 from ..transport.req import ReqEndpoint
 from ..transport.zmq_server import PeerTimeout
-from .errors import EmulatorError
+from ..models.errors import EmulatorError
 
 __all__ = ["ZmqPeer"]
 

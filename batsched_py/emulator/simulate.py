@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import gc
+import re
 import time
 import warnings
 from contextlib import contextmanager
@@ -13,16 +14,19 @@ from procset import ProcSet
 
 from .. import protocol as p
 from ..interrupts import interruption
-from ..workloads.document import WorkloadError, read_workload_file
-from .engine import Engine, EngineOptions, Exchange
-from .errors import EmulatorError, NetworkNotModelledWarning
-from .events_file import load_events
+from ..models.document import WorkloadError, read_workload_file
+from ..models.errors import EmulatorError, NetworkNotModelledWarning
+from ..models.events_file import load_events
+from ..models.platform import load_platform
+from ..models.thermal import THERMAL_SUFFIX, ThermalModel, ThermalParams
+from ..models.workload import Job, load_workload, nb_res_of
+from ..scheduler import Session
+from .engine import Engine
 from .machines import Machines
+from .options import EngineOptions
 from .outputs import OutputWriters
-from .platform import load_platform
-from .thermal import THERMAL_SUFFIX, ThermalModel, ThermalParams
 from .progress import progress_bar
-from .workload import Job, load_workload, nb_res_of
+from .state import Exchange
 
 __all__ = ["simulate", "run_engine", "Emulation", "SimulationResult", "JobOutcome"]
 
@@ -282,7 +286,6 @@ def _inputs_untraversed() -> Generator[Callable[[], None], None, None]:
 def _has_no_links(platform: str | Path) -> bool:
     """True when the platform declares no link, backbone or cluster bandwidth: SimGrid then
     moves data instantly, so profiles with communications are exact without a network model."""
-    import re
     try:
         text = Path(platform).read_text()
     except OSError:
@@ -312,7 +315,6 @@ def simulate(platform: str | Path, workloads: Sequence[str | Path], scheduler: A
     if callable(scheduler) and not hasattr(scheduler, "schedule"):
         exchange = scheduler
     else:
-        from ..scheduler import Session
         exchange = Session(scheduler).handle
     extra = {k: batsim_options.pop(k) for k in ("mmax_workload", "master_host", "machine_states", "thermal")
              if k in batsim_options}

@@ -23,13 +23,13 @@ measured before the spare cores counted overheating.)
 
 This is a model-based environment, not a face over a Batsim scheduler: the job stream is
 replayed by :class:`~batsched_py.policies.agent.cluster.Cluster` with the emulator's own
-power/temperature model (emulator/thermal.py, ``backend="physics"``, for evaluation) or with a
+power/temperature model (models/thermal.py, ``backend="physics"``, for evaluation) or with a
 learned model standing in for the machines (``backend="predictor"``, training, as the thesis trains
 offline on a learned model): ``predictor`` is given, a callable ``ThermalParams -> (nb_processors ->
 model)``, e.g. ``functools.partial(batsched_py.agents.allocation.predictor.load_predictor, path)``
 for the tandem LSTM predictor.  The trained agent runs in Batsim as the ``thermal-allocation``
 scheduler, which keeps the same model of its own processors to observe.  ``thermal`` overrides
-:class:`~batsched_py.emulator.thermal.ThermalParams` fields, e.g. ``{"leakage_model": "exponential"}``
+:class:`~batsched_py.models.thermal.ThermalParams` fields, e.g. ``{"leakage_model": "exponential"}``
 (a predictor backend must have been trained on that leakage model's telemetry).
 
 Episodes: ``episode_days`` days of the trace from the submission of a random job
@@ -47,7 +47,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ..emulator.thermal import ThermalParams
+from ..models.thermal import ThermalParams
 from ..policies.agent.base import action_int
 from ..policies.agent.cluster import ALLOCATORS, Cluster, guarded, observation
 from ..policies.agent.cluster_jobs import Jobs, load_jobs

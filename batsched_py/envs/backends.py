@@ -16,7 +16,7 @@ from typing import Optional, Sequence
 
 from .. import protocol as p
 from ..emulator import Emulation
-from ..emulator.engine import FLAG_OPTIONS, EngineOptions
+from ..emulator.options import FLAG_OPTIONS, EngineOptions
 from ..launcher import open_backend
 from ..launcher.common import BatsimArgs
 from ..transport.backend import Backend
@@ -51,7 +51,7 @@ class EmulatorBackend:
 def make_backend(name: str, platform: Path, workload: Path, *, energy: bool = True,
                  output_prefix: Optional[str] = None, events: Sequence[Path] = (),
                  flags: Sequence[str] = ()) -> Backend:
-    """``events``: Batsim ``--events`` files; ``flags``: Batsim flags among emulator.engine.FLAG_OPTIONS.
+    """``events``: Batsim ``--events`` files; ``flags``: Batsim flags among emulator.options.FLAG_OPTIONS.
     Without ``output_prefix``, a real Batsim writes its outputs to a folder removed on close."""
     if name == "emulator":
         return EmulatorBackend(platform, workload, energy=energy, output_prefix=output_prefix, events=events,

@@ -16,9 +16,9 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ..emulator import EmulatorError
-from ..emulator.platform import PlatformError, load_platform
-from ..emulator.workload import load_workload
+from ..models.errors import EmulatorError
+from ..models.platform import PlatformError, load_platform
+from ..models.workload import load_workload
 from ..errors import BatschedError
 from ..policies.agent import MDP, AgentMixin
 from ..scheduler import Session

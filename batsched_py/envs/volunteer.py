@@ -21,9 +21,9 @@ import numpy as np
 from gymnasium import spaces
 
 from ..policies.agent.volunteer import LEVELS, MAX_EVICTED_HOURS, VolunteerScheduler
-from ..emulator.errors import EmulatorError
-from ..emulator.events_file import load_events
-from ..emulator.platform import load_platform
+from ..models.errors import EmulatorError
+from ..models.events_file import load_events
+from ..models.platform import load_platform
 from .core import BatsimEnv, EnvError
 
 

@@ -13,7 +13,7 @@ import weakref
 from pathlib import Path
 from typing import Optional
 
-from ..emulator.platform import load_platform
+from ..models.platform import load_platform
 from .core import EnvError
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..models.platform import host_powers
 from ..units import SECONDS_PER
 from .io import floats, host_set, output_path, read_columns
 
@@ -91,7 +92,6 @@ def machine_metrics(source: str | Path, makespan: float,
     out["energy_until_end"] = energy_at(energy_path) if energy_path else nan
     out["energy_wasted"] = nan
     if platform is not None and times:
-        from ..platforms.read import host_powers
         hosts = host_powers(platform)
         if hosts:
             h = hosts[0]

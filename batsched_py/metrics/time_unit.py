@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 from ..emulator.outputs import TIME_UNIT_SUFFIX as SUFFIX
-from ..emulator.platform import PlatformError, load_platform
+from ..models.platform import PlatformError, load_platform
 from ..platforms.time_unit import detect_time_unit, resolve_time_unit
 from ..textfiles import json_fault, write_whole
 from ..units import check_time_unit

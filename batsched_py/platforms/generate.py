@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from xml.sax.saxutils import quoteattr
 
-from ..emulator.network import MAX_CLUSTER_HOSTS
+from ..models.network import MAX_CLUSTER_HOSTS
 
 MASTER_HOST = "master_host"
 SLEEP_SPEED = 0.001  # flop/s: a sleeping host computes (practically) nothing

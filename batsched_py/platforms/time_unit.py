@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
+from ..models.platform import PlatformError, load_platform
 from ..units import check_time_unit
 
 # switching on and off within this many time units: the unit is the minute
@@ -18,7 +19,6 @@ MINUTES_IF_SWITCHING_WITHIN = 10.0
 def detect_time_unit(platform: str | Path) -> Optional[tuple[str, str]]:
     """("min", why) for a platform counting in minutes, ("s", why) for one counting in seconds,
     None when its hosts cannot sleep (nothing to tell from) or it cannot be read."""
-    from ..emulator.platform import PlatformError, load_platform
     try:
         hosts = load_platform(platform, energy=True).hosts
     except (PlatformError, OSError, ValueError):

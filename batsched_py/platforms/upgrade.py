@@ -22,7 +22,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from ..textfiles import write_whole
-from .read import PlatformError, parse_xml
+from ..models.platform import PlatformError, parse_xml
 
 MASTER_HOST = "master_host"   # Batsim's default --master-host
 PROP_RENAMES = {"watt_per_state": "wattage_per_state", "watt_off": "wattage_off"}

@@ -38,7 +38,7 @@ from procset import ProcSet
 from ..scheduler import HostState, Job, Scheduler
 from ..scheduler.registry import available as registered
 from ..scheduler.view import procset_of_mask
-from ..workloads.document import WorkloadError, read_workload_file
+from ..models.document import WorkloadError, read_workload_file
 from .base import QueuePolicy
 from .options import PolicyOptionError, number_option
 from .selection import preferring

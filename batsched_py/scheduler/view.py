@@ -15,7 +15,7 @@ from procset import ProcSet
 from ..compiled import mypyc_attr
 from ..protocol import JobDescription, ResourceInfo
 from ..protocol.intervals import procset_from_canonical, procset_of_run
-from .power import PowerModel, read_power_model
+from ..models.power import PowerModel, read_power_model
 
 
 def procset_of(ids: Iterable[int]) -> ProcSet:

@@ -10,21 +10,8 @@ import json
 from pathlib import Path
 
 from ..textfiles import write_whole
-from .document import NO_NAN, WorkloadError, non_finite, read_workload_file
-
-PROFILE_TYPE_RENAMES = {
-    "msg_par": "parallel",
-    "msg_par_hg": "parallel_homogeneous",
-    "msg_par_hg_tot": "parallel_homogeneous_total",
-    "msg_par_hg_pfs": "parallel_homogeneous_pfs",
-    "msg_par_hg_pfs_tiers": "parallel_homogeneous_pfs",
-    "data_staging": "data_staging",
-    "sequence": "composed",
-}
-BATSIM4_PROFILE_TYPES = {"delay", "parallel", "parallel_homogeneous",
-                         "parallel_homogeneous_total", "parallel_homogeneous_pfs",
-                         "composed", "data_staging", "smpi", "usage_trace",
-                         "send", "recv", "scheduler_send", "scheduler_recv"}
+from ..models.document import NO_NAN, WorkloadError, non_finite, read_workload_file
+from ..models.profiles import BATSIM4_PROFILE_TYPES, PROFILE_TYPE_RENAMES
 
 
 def upgrade_workload(data: dict, source: str = "<workload>") -> tuple[dict, list[str]]:

@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-from batsched_py.emulator.json_numbers import rapidjson_double
+from batsched_py.models.json_numbers import rapidjson_double
 
 
 def host_ids(text):

@@ -1,4 +1,4 @@
-"""Check batsched_py.emulator.json_numbers against the real RapidJSON (Debian's rapidjson-dev 1.1.0,
+"""Check batsched_py.models.json_numbers against the real RapidJSON (Debian's rapidjson-dev 1.1.0,
 `apt-get install rapidjson-dev g++`): random JSON numbers of every shape (17-digit reprs, long
 fractions, huge integer parts, exponents down to subnormals), each parsed by RapidJSON's default
 Document::Parse (rapidjson_numbers.cpp) and by rapidjson_double; prints how many differ.
@@ -13,7 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from batsched_py.emulator.json_numbers import rapidjson_double
+from batsched_py.models.json_numbers import rapidjson_double
 
 
 def numbers(rng: random.Random, count: int) -> list[str]:

@@ -17,7 +17,7 @@ from batsched_py.agents.allocation.gmm import fit_mixture
 from batsched_py.agents.allocation.predictor import KINDS, evaluate, evaluate_clustered, read_predictor, \
     record_telemetry, save_predictor, train_clustered, train_predictor
 from batsched_py.emulator import simulate
-from batsched_py.emulator.thermal import ThermalParams
+from batsched_py.models.thermal import ThermalParams
 from batsched_py.policies.options import PolicyOptionError
 from batsched_py.scheduler import DecisionError, registry
 

@@ -8,7 +8,7 @@ from procset import ProcSet
 
 from batsched_py import protocol as p
 from batsched_py.emulator import EmulatorError, run_engine
-from batsched_py.emulator.engine import EngineOptions
+from batsched_py.emulator.options import EngineOptions
 
 from golden_replay import GOLDEN
 

@@ -15,7 +15,7 @@ from procset import ProcSet
 
 from batsched_py.emulator.machines import Machines, MachineState
 from batsched_py.emulator.outputs import OutputWriters
-from batsched_py.emulator.platform import load_platform
+from batsched_py.models.platform import load_platform
 from batsched_py.platforms.volunteer import generate_pool, write_pool_platform
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from batsched_py.emulator.platform import (PlatformError, compute_resources_json, load_platform,
+from batsched_py.models.platform import (PlatformError, compute_resources_json, load_platform,
                                            parse_speed)
 from test_machines import ALL_CASES, GOLDEN, read_transcript
 from helpers import SHARED

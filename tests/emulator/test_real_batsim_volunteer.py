@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from batsched_py.emulator.errors import EmulatorError
-from batsched_py.emulator.events_file import load_events
+from batsched_py.models.errors import EmulatorError
+from batsched_py.models.events_file import load_events
 from batsched_py.platforms.volunteer import OFF_TIME, ON_TIME, generate_pool, write_pool_platform
 from batsched_py.runner import run_simulation
 from batsched_py.workloads.volunteer import generate_jobs, generate_logins, write_events

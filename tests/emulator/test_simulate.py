@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from batsched_py.emulator import simulate
-from batsched_py.emulator.errors import EmulatorError, NetworkNotModelledWarning
+from batsched_py.models.errors import EmulatorError, NetworkNotModelledWarning
 from batsched_py.scheduler import create
 
 from golden_replay import GOLDEN
@@ -137,7 +137,7 @@ def test_a_finished_run_is_freed_without_the_cyclic_collector(energy, tmp_path):
         gc.garbage.clear()
         gc.set_debug(0)
         gc.enable()
-    for name in ("batsched_py.emulator.engine.Engine", "batsched_py.emulator.workload.Job",
+    for name in ("batsched_py.emulator.engine.Engine", "batsched_py.models.workload.Job",
                  "batsched_py.scheduler.view.Job", "batsched_py.policies.backfilling.EASY"):
         assert name not in kept
 

@@ -1,4 +1,4 @@
-"""The processor power/temperature model (emulator/thermal.py): its closed form (linear leakage) and
+"""The processor power/temperature model (models/thermal.py): its closed form (linear leakage) and
 its integrator (exponential leakage) against the ODE they solve, and the emulator's outputs with it
 on (Batsim's files unchanged, one more file) and off."""
 import os
@@ -8,7 +8,7 @@ import pytest
 
 from batsched_py.emulator import EmulatorError, run_engine
 from batsched_py.cli.emulate import batsim_args_to_kwargs
-from batsched_py.emulator.thermal import THERMAL_COLUMNS, ThermalModel, ThermalParams
+from batsched_py.models.thermal import THERMAL_COLUMNS, ThermalModel, ThermalParams
 
 from golden_replay import GOLDEN, Replayer, meta, transcript
 from test_golden_replay import csv_differences

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import batsched_py.envs  # noqa: F401
-from batsched_py.emulator.platform import load_platform
+from batsched_py.models.platform import load_platform
 from batsched_py.policies.agent.clock import LAG
 from batsched_py.policies.agent.nodes import NodeState, node_states
 from batsched_py.protocol import RequestedCall

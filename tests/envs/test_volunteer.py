@@ -12,7 +12,7 @@ from gymnasium.utils.env_checker import check_env
 import batsched_py.envs  # noqa: F401  (registers the environments)
 from batsched_py.policies.agent import ActionError
 from batsched_py.agents.volunteer import RandomPlacement, run_episode
-from batsched_py.emulator.events_file import load_events
+from batsched_py.models.events_file import load_events
 from batsched_py.envs import EnvError
 from batsched_py.platforms.volunteer import Cluster, PoolError, generate_pool, write_pool_platform
 from batsched_py.policies.agent.volunteer import LEVELS, next_reboot

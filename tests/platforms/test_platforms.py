@@ -3,9 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from batsched_py.platforms import (PlatformError, energy_cluster, host_powers, platform_xml,
-                                   taurus_cluster, upgrade_platform_file)
-from batsched_py.emulator.platform import PlatformError as Refused, load_platform
+from batsched_py.models.platform import PlatformError, host_powers, load_platform
+from batsched_py.platforms import energy_cluster, platform_xml, taurus_cluster, upgrade_platform_file
 from batsched_py.cli.platform import main
 from helpers import SHARED as _SHARED
 
@@ -73,7 +72,7 @@ def test_upgrade_drops_the_master_role_batsim_aborts_on(tmp_path, capsys):
     old.write_text('<platform version="4"><AS id="AS0" routing="Full">'
                    '<host id="master_host" speed="1Mf"><prop id="role" value="master"/></host>'
                    '<host id="0" speed="1Mf"><prop id="watt_per_state" value="95:190"/></host></AS></platform>')
-    with pytest.raises(Refused, match="'master,master'"):
+    with pytest.raises(PlatformError, match="'master,master'"):
         load_platform(old)
     assert main(["upgrade", str(old), str(tmp_path / "new.xml")]) == 0
     assert "role=master removed" in capsys.readouterr().out
@@ -189,7 +188,7 @@ def test_upgrade_says_when_hosts_start_asleep_and_awake_fixes_it(tmp_path, capsy
 def test_readers_and_check_refuse_hosts_starting_asleep_with_batsims_reason(tmp_path, capsys):
     assert main(["upgrade", str(_write(tmp_path / "old.xml", ASLEEP)), str(tmp_path / "asleep.xml")]) == 0
     capsys.readouterr()
-    with pytest.raises(Refused, match=r"host '0' \(and 1 more compute hosts\) starts in pstate 0, a sleep pstate: "
+    with pytest.raises(PlatformError, match=r"host '0' \(and 1 more compute hosts\) starts in pstate 0, a sleep pstate: "
                                       r".*machine 0 \(hostname='0'\) is not in a computation pstate \(ps=0\)"):
         load_platform(tmp_path / "asleep.xml", energy=True)
     assert load_platform(tmp_path / "asleep.xml").nb_hosts == 2       # without -E Batsim knows no sleep pstate

@@ -38,7 +38,7 @@ def test_text_nested_200000_deep_is_a_one_line_error(reader, tmp_path):
     code = {
         "message": "from batsched_py.protocol import decode_message\n"
                    f"decode_message(('{{\"now\": 0.0, \"events\": ' + {deep} + '}}').encode())",
-        "workload": "from pathlib import Path\nfrom batsched_py.workloads.document import read_workload_file\n"
+        "workload": "from pathlib import Path\nfrom batsched_py.models.document import read_workload_file\n"
                     f"Path({path!r}).write_text('{{\"jobs\": ' + {deep} + '}}')\n"
                     f"read_workload_file({path!r})",
     }[reader]

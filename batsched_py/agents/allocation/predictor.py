@@ -24,7 +24,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ...emulator.thermal import ThermalModel, ThermalParams, add_jobs
+from ...models.thermal import ThermalModel, ThermalParams, add_jobs
 from ...errors import BatschedError
 from ...policies.agent.cluster import Cluster, round_robin
 from ...policies.agent.cluster_jobs import Jobs
@@ -248,7 +248,7 @@ def _errors(predicted: np.ndarray, y: np.ndarray, busy: float) -> dict[str, floa
 
 
 class PredictedModel:
-    """The predictor standing in for :class:`~batsched_py.emulator.thermal.ThermalModel` (the same
+    """The predictor standing in for :class:`~batsched_py.models.thermal.ThermalModel` (the same
     face): utilisation is known exactly from the jobs; temperature and power are predicted every
     ``period`` s from each processor's last ``l`` steps, and held in between."""
 

@@ -5,7 +5,7 @@ First come first served; the head job (or the two head jobs, option ``J`` = 2) i
 processor (``cores_per_node`` consecutive hosts, default 24) by ``policy``: ``round_robin``,
 ``greedy``, ``coolest``, ``online_opt1`` (option ``alpha``), or an agent.
 Batsim reports no temperature, so the scheduler keeps the emulator's power/temperature model of its
-own processors (emulator/thermal.py, fed its own job starts and ends; option ``leakage_model``, as
+own processors (models/thermal.py, fed its own job starts and ends; option ``leakage_model``, as
 the agent was trained with) and observes it (cluster.py's ``observation``), exactly as
 ``Allocation-v0`` does.  A job asking more cores than a processor has is an error.
 """
@@ -15,8 +15,8 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from ...emulator.errors import EmulatorError
-from ...emulator.thermal import ThermalModel, ThermalParams
+from ...models.errors import EmulatorError
+from ...models.thermal import ThermalModel, ThermalParams
 from ...scheduler import DecisionError, Job
 from ...scheduler.view import mask_of, procset_of_mask
 from ..base import QueuePolicy

@@ -4,7 +4,7 @@ A :class:`Cluster` replays a :class:`~.cluster_jobs.Jobs` stream: jobs queue in 
 head job is placed, on a processor with enough free cores, by whoever drives the cluster (an
 allocator below, or the agent of the environment); :meth:`Cluster.next_head` runs arrivals and job
 ends until the head can be placed.  Power and temperature come from
-:class:`batsched_py.emulator.thermal.ThermalModel`, the model the emulator writes
+:class:`batsched_py.models.thermal.ThermalModel`, the model the emulator writes
 ``PREFIX_thermal.csv`` with, fed the same job starts and ends (a job takes the lowest free hosts
 of its processor).
 
@@ -24,7 +24,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ...emulator.thermal import ThermalModel, ThermalParams
+from ...models.thermal import ThermalModel, ThermalParams
 from .cluster_jobs import Jobs
 
 Allocator = Callable[["Cluster", int], int]

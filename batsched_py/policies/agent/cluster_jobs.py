@@ -8,7 +8,7 @@ from typing import Optional
 import numpy as np
 
 from ...errors import BatschedError
-from ...workloads.document import WorkloadError, read_workload_file
+from ...models.document import WorkloadError, read_workload_file
 from ...workloads.swf import SwfError, read_swf
 
 

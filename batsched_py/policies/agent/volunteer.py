@@ -55,8 +55,8 @@ from typing import Any, Mapping, NamedTuple, Optional
 
 import numpy as np
 
-from ...emulator.errors import EmulatorError
-from ...emulator.events_file import MACHINE_EVENTS, load_events
+from ...models.errors import EmulatorError
+from ...models.events_file import MACHINE_EVENTS, load_events
 from ...platforms.volunteer import OFF_TIME, ON_TIME
 from ...scheduler import HostState, Job, Scheduler
 from ...scheduler.view import bits_of

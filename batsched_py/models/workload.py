@@ -14,7 +14,7 @@ from typing import Any, Optional
 from .errors import EmulatorError
 from .json_numbers import rapidjson_double
 from ..protocol import JobDescription
-from ..workloads.document import NO_NAN, WorkloadError, non_finite, read_workload_file
+from .document import NO_NAN, WorkloadError, non_finite, read_workload_file
 from .profiles import Profile, expand_tasks, parse_profile, unsupported_part
 
 __all__ = ["Job", "Workload", "load_workload", "make_job", "unsupported_jobs_error"]

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from batsched_py.emulator.network import parse_bandwidth, parse_time
-from batsched_py.emulator.platform import PlatformError, load_platform
+from batsched_py.models.network import parse_bandwidth, parse_time
+from batsched_py.models.platform import PlatformError, load_platform
 from helpers import SHARED
 
 NET = Path(__file__).resolve().parents[1] / "data" / "network"

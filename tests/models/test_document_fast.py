@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from batsched_py.emulator.json_numbers import rapidjson_double
-from batsched_py.workloads import document
-from batsched_py.workloads.document import WorkloadError, read_workload_file
+from batsched_py.models.json_numbers import rapidjson_double
+from batsched_py.models import document
+from batsched_py.models.document import WorkloadError, read_workload_file
 from helpers import SHARED
 
 pytest.importorskip("orjson")

@@ -1,4 +1,6 @@
-"""SimGrid platform XML -> typed :class:`Platform`, as Batsim 4.2.1 sees it.
+"""SimGrid platform XML -> typed :class:`Platform`, as Batsim 4.2.1 sees it; the one reader of
+platform files (the emulator's :func:`load_platform`, the energy figures of :func:`host_powers`,
+the XML of :func:`parse_xml` that the platform upgrade rewrites).
 
 Only what Batsim needs is modelled: hosts (from ``<host>`` and ``<cluster>``),
 their pstates (speed + SimGrid energy-plugin wattage), Batsim's sleep pstates,
@@ -23,10 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ..scheduler.power import PowerModelError, read_pstates, read_sleep_pstates
+from .power import PowerModel, PowerModelError, read_power_model, read_pstates, read_sleep_pstates
 from .network import (DEFAULT_LOOPBACK_BW, NotModelled, Route, Unroutable, message_routes, radical_ids,
                       split_quantity)
 from ..errors import BatschedError
+from ..textfiles import not_utf8
 
 __all__ = [
     "PlatformError",
@@ -36,6 +39,9 @@ __all__ = [
     "Host",
     "Platform",
     "load_platform",
+    "parse_xml",
+    "HostPower",
+    "host_powers",
     "parse_speed",
     "compute_resources_json",
 ]
@@ -60,7 +66,7 @@ _SPEED_UNITS = {
 
 
 class PlatformError(BatschedError, ValueError):
-    """Invalid platform; the message names the file, the element and the problem."""
+    """Invalid platform (or platform XML); the message names the file, the element and the problem."""
 
 
 class NoMasterHost(PlatformError):
@@ -183,6 +189,35 @@ class Platform:
         return all(h.pstates[0].all_cores or h.pstates[0].idle for h in self.hosts)
 
 
+@dataclass(frozen=True)
+class HostPower:
+    """What wasted-energy accounting reads of a compute host: its energy model, read and checked as
+    a scheduler reads it (:func:`.power.read_power_model`), and its default pstate."""
+    host: str
+    model: PowerModel
+    default_pstate: int
+
+    @property
+    def idle_w(self) -> float:
+        return self.model.pstates[self.default_pstate].idle
+
+    @property
+    def compute_w(self) -> float:
+        return self.model.pstates[self.default_pstate].all_cores
+
+    @property
+    def can_sleep(self) -> bool:
+        return self.model.can_sleep()
+
+    def state_w(self, which: str) -> float:
+        """Watts while sleeping / switching off / switching on (its first sleep_pstates entry)."""
+        if not self.model.sleep:
+            return float("nan")
+        first = self.model.sleep[0]
+        index = {"sleep": first.sleep, "off": first.switch_off, "on": first.switch_on}[which]
+        return self.model.pstates[index].idle
+
+
 def parse_speed(text: str, *, where: str = "") -> float:
     """Parse one SimGrid speed (``"100.0Mf"``, ``"1e-9Mf"``, ``"0.5f"``) in flop/s."""
     quantity = split_quantity(text)
@@ -209,44 +244,8 @@ def load_platform(path: str | Path, *, mmax: int = 0, energy: bool = False,
     Raises PlatformError (file, element, problem) on any inconsistency.
     """
     path = str(path)
-    try:
-        # SimGrid's parser accepts blank lines before the XML declaration; expat does not.
-        with open(path, "rb") as f:
-            root = ET.fromstring(f.read().lstrip())
-    except OSError as exc:
-        raise PlatformError(f"{path}: cannot read the platform ({exc.strerror or exc})") from None
-    except ET.ParseError as exc:
-        raise PlatformError(f"{path}: cannot parse platform XML: {exc}") from None
-    if root.tag != "platform":
-        raise PlatformError(f"{path}: root element is <{root.tag}>, expected <platform>")
-
-    raw: list[_RawHost] = []
-    _walk(root, {}, "", raw, path)
-    if not raw:
-        raise PlatformError(f"{path}: no <host> or <cluster> element")
-    names = [r.name for r in raw]
-    if len(set(names)) != len(names):
-        dup = next(n for n in names if names.count(n) > 1)
-        raise PlatformError(f"{path}: host {dup!r}: defined twice")
-
-    raw.sort(key=lambda r: r.name.encode())  # SimGrid's get_all_hosts order
-    master = None
-    compute: list[_RawHost] = []
-    storage: list[Host] = []
-    for r in raw:
-        role = _batsim_role(r, master_host, path)
-        if role == "master":
-            if master is not None:
-                raise PlatformError(f"{path}: {r.element}: second master host (already {master.name!r}); "
-                                    "real Batsim 4.2.1 aborts: 'There are two master hosts'")
-            master = r
-        elif role == "storage":
-            storage.append(_build_host(r, -1, path, energy))
-        else:
-            compute.append(r)
-    if master is None:
-        raise NoMasterHost(f"{path}: no master host (role=master or named {master_host!r}); real Batsim "
-                            "4.2.1 aborts: 'Cannot find the \"master\" role in the platform file'")
+    root, master, compute, storage_raw = _read_hosts(path, master_host)
+    storage = [_build_host(r, -1, path, energy) for r in storage_raw]
     if mmax < 0:
         raise PlatformError(f"{path}: --mmax must be >= 0, got {mmax}")
     if mmax and len(compute) > mmax:
@@ -280,6 +279,89 @@ def load_platform(path: str | Path, *, mmax: int = 0, energy: bool = False,
     return Platform(path=path, hosts=hosts, master_host=master.name, storage_hosts=tuple(storage),
                     master_loopback_bw=loopback_bw, routes=routes, master_route=master_route,
                     network_note=note)
+
+
+def host_powers(path: str | Path) -> list[HostPower]:
+    """The energy description of every compute host of the platform file ``path`` (hosts without
+    wattage are skipped), in Batsim's order; the model is checked as a scheduler checks it."""
+    path = str(path)
+    hosts = []
+    for r in _read_hosts(path, MASTER_HOST_NAME)[2]:
+        try:
+            model = read_power_model(r.props, r.name)
+        except PowerModelError as exc:
+            raise PlatformError(f"{path}: {exc}") from None
+        if model is None:
+            continue
+        pstate = r.pstate
+        if not (pstate.isascii() and pstate.isdigit() and int(pstate) < len(model.pstates)):
+            raise PlatformError(f"{path}: <host id={r.name!r}> pstate={pstate!r} is not one of its "
+                                f"{len(model.pstates)} pstates (0 to {len(model.pstates) - 1})")
+        hosts.append(HostPower(r.name, model, int(pstate)))
+    return hosts
+
+
+def parse_xml(path: str | Path, *, comments: bool = True) -> ET.ElementTree[ET.Element]:
+    """Parse the XML file ``path`` (keeping its comments unless ``comments`` is False); errors
+    name the file, line and column.
+
+    Leading blank lines before ``<?xml`` are tolerated (SimGrid accepts them, and some Batsim 3
+    files have one, which strict parsers reject); line numbers still refer to the file.
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise PlatformError(f"{path}: {not_utf8(exc)}") from None
+    body = text.lstrip()
+    skipped = text[:len(text) - len(body)].count("\n")
+    parser = ET.XMLParser(target=ET.TreeBuilder(insert_comments=comments))
+    try:
+        parser.feed(body)
+        return ET.ElementTree(parser.close())
+    except ET.ParseError as exc:
+        line, col = exc.position
+        reason = str(exc).split(":")[0]
+        raise PlatformError(f"{path}:{line + skipped}:{col}: invalid XML ({reason}): cannot parse the platform") from None
+
+
+def _read_hosts(path: str, master_host: str) -> tuple[ET.Element, _RawHost, list[_RawHost], list[_RawHost]]:
+    """The platform file's root and its hosts as Batsim sorts them: SimGrid's order (by name),
+    the master host, the compute hosts and the storage hosts, before any check of their own."""
+    try:
+        root = parse_xml(path, comments=False).getroot()
+    except OSError as exc:
+        raise PlatformError(f"{path}: cannot read the platform ({exc.strerror or exc})") from None
+    if root.tag != "platform":
+        raise PlatformError(f"{path}: root element is <{root.tag}>, expected <platform>")
+
+    raw: list[_RawHost] = []
+    _walk(root, {}, "", raw, path)
+    if not raw:
+        raise PlatformError(f"{path}: no <host> or <cluster> element")
+    names = [r.name for r in raw]
+    if len(set(names)) != len(names):
+        dup = next(n for n in names if names.count(n) > 1)
+        raise PlatformError(f"{path}: host {dup!r}: defined twice")
+
+    raw.sort(key=lambda r: r.name.encode())  # SimGrid's get_all_hosts order
+    master = None
+    compute: list[_RawHost] = []
+    storage: list[_RawHost] = []
+    for r in raw:
+        role = _batsim_role(r, master_host, path)
+        if role == "master":
+            if master is not None:
+                raise PlatformError(f"{path}: {r.element}: second master host (already {master.name!r}); "
+                                    "real Batsim 4.2.1 aborts: 'There are two master hosts'")
+            master = r
+        elif role == "storage":
+            storage.append(r)
+        else:
+            compute.append(r)
+    if master is None:
+        raise NoMasterHost(f"{path}: no master host (role=master or named {master_host!r}); real Batsim "
+                            "4.2.1 aborts: 'Cannot find the \"master\" role in the platform file'")
+    return root, master, compute, storage
 
 
 def starting_asleep(hosts: Sequence[Host]) -> str:

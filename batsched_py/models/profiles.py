@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from ..workloads.upgrade import PROFILE_TYPE_RENAMES
 from .errors import EmulatorError
 
 __all__ = ["Profile", "Task", "parse_profile", "expand_tasks", "unsupported_part", "UNSUPPORTED"]
@@ -28,6 +27,22 @@ UNSUPPORTED = {
     "send": "inter-job messages", "recv": "inter-job messages",
     "SchedulerSend": "inter-job messages", "SchedulerRecv": "inter-job messages",
 }
+
+# Batsim 3's profile type names and their Batsim 4 names (the workload upgrade renames them), and
+# Batsim 4's types.
+PROFILE_TYPE_RENAMES = {
+    "msg_par": "parallel",
+    "msg_par_hg": "parallel_homogeneous",
+    "msg_par_hg_tot": "parallel_homogeneous_total",
+    "msg_par_hg_pfs": "parallel_homogeneous_pfs",
+    "msg_par_hg_pfs_tiers": "parallel_homogeneous_pfs",
+    "data_staging": "data_staging",
+    "sequence": "composed",
+}
+BATSIM4_PROFILE_TYPES = {"delay", "parallel", "parallel_homogeneous",
+                         "parallel_homogeneous_total", "parallel_homogeneous_pfs",
+                         "composed", "data_staging", "smpi", "usage_trace",
+                         "send", "recv", "scheduler_send", "scheduler_recv"}
 
 #: Most leaf tasks one job's profile may expand to: the emulator lists them when the workload
 #: loads, so a composed profile repeated billions of times is refused instead of filling memory.

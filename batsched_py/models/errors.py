@@ -1,4 +1,6 @@
-"""The emulator's exception type (platform errors have their own) and its warning."""
+"""The error of a run that real Batsim would refuse or abort (bad input models included: workloads,
+profiles, events, thermal parameters; platforms have their own), and the warning for networks the
+emulator does not model."""
 
 from ..errors import BatschedError
 

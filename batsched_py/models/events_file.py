@@ -14,7 +14,7 @@ from typing import Any
 from procset import ProcSet
 
 from ..textfiles import json_fault, not_utf8
-from ..workloads.document import NO_NAN, non_finite
+from .document import NO_NAN, non_finite
 from .errors import EmulatorError
 from .json_numbers import rapidjson_double
 

@@ -7,11 +7,11 @@ from hypothesis import given, strategies as st
 
 from batsched_py import protocol as p
 from batsched_py.emulator import Emulation
-from batsched_py.emulator.errors import EmulatorError
+from batsched_py.models.errors import EmulatorError
 
-from batsched_py.emulator.events_file import load_events
-from batsched_py.emulator.json_numbers import as_batsim_reads, rapidjson_double
-from batsched_py.emulator.workload import load_workload
+from batsched_py.models.events_file import load_events
+from batsched_py.models.json_numbers import as_batsim_reads, rapidjson_double
+from batsched_py.models.workload import load_workload
 
 from golden_replay import GOLDEN
 

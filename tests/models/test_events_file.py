@@ -1,8 +1,8 @@
 """External events files (--events): every malformed line is named with its file and line number."""
 import pytest
 
-from batsched_py.emulator.errors import EmulatorError
-from batsched_py.emulator.events_file import load_events
+from batsched_py.models.errors import EmulatorError
+from batsched_py.models.events_file import load_events
 
 
 def write(tmp_path, *lines: str):

@@ -5,10 +5,10 @@ import pytest
 
 from batsched_py import protocol as p
 
-from batsched_py.emulator import EmulatorError
-from batsched_py.emulator import profiles as profiles_module
-from batsched_py.emulator.profiles import expand_tasks
-from batsched_py.emulator.workload import load_workload
+from batsched_py.models.errors import EmulatorError
+from batsched_py.models import profiles as profiles_module
+from batsched_py.models.profiles import expand_tasks
+from batsched_py.models.workload import load_workload
 
 
 def write(tmp_path, profiles, jobs=None):
@@ -156,7 +156,7 @@ def test_profiles_too_long_to_list_are_refused_at_once(tmp_path, monkeypatch):
 ])
 def test_unreadable_workload_files_are_named(tmp_path, content, match):
     """The emulator, the oracle policy and the upgrade read a workload file's top level alike
-    (workloads/document.py); a binary file was a UnicodeDecodeError traceback."""
+    (models/document.py); a binary file was a UnicodeDecodeError traceback."""
     from batsched_py.workloads.upgrade import WorkloadError, upgrade_workload_file
     path = tmp_path / "w.json"
     path.write_bytes(content)

@@ -2,8 +2,8 @@
 
 import pytest
 
-from batsched_py.emulator.energy import host_power, power
-from batsched_py.emulator.platform import Host, PState
+from batsched_py.models.energy import host_power, power
+from batsched_py.models.platform import Host, PState
 
 
 def test_idle_epsilon_and_linear_load():
