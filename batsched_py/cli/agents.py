@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ..agents.common.evaluate import EvaluateError, dedupe, evaluate, parse_policies, table
 from ..agents.common.figures import draw
 from ..argtypes import count, positive_count, time_unit
 from ..errors import BatschedError
@@ -133,7 +132,9 @@ def evaluate_main(argv: Optional[Sequence[str]] = None) -> int:
                     help="drop evaluation days whose jobs equal those of a day here (the training days)")
     ap.add_argument("--no-figures", action="store_true")
     args = ap.parse_args(argv)
-    from ..envs.core import platform_hosts, workload_files   # (gymnasium: the rl extra)
+    # (gymnasium: the rl extra)
+    from ..agents.common.evaluate import EvaluateError, dedupe, evaluate, parse_policies, table
+    from ..envs.core import platform_hosts, workload_files
     try:
         platform_hosts(args.platform)
         days = workload_files(args.workloads)
