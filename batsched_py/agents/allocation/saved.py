@@ -4,13 +4,12 @@ Reading one needs stable-baselines3 (the rl extra) but not dqn.py: the saved set
 Q-network, which unpickling imports, so listing the schedulers imports no torch."""
 from __future__ import annotations
 
-import zipfile
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ...policies.options import PolicyOptionError
+from ..common.saved import saved_zip
 
 
 def greedy_action(model: Any, obs: np.ndarray) -> int:
@@ -37,11 +36,7 @@ class SavedAllocator:
 
 def load_dqn(path: str) -> SavedAllocator:
     """A DQN saved by dqn.train (one-line errors for a missing or foreign file)."""
-    file = Path(path)
-    if not file.is_file():
-        raise PolicyOptionError(f"model {path}: no such file")
-    if not zipfile.is_zipfile(file):
-        raise PolicyOptionError(f"model {path}: not a saved DQN (a zip written by the allocation training)")
+    file = saved_zip(path, "a saved DQN (a zip written by the allocation training)")
     # (SB3's DQN: a greedy action is the masked Q-network's, the policy's; MaskedDQN only changes exploration)
     from stable_baselines3 import DQN    # (optional: the rl extra)
     try:

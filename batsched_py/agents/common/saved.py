@@ -44,13 +44,19 @@ class SavedAgent:
         return int(np.asarray(action).reshape(()))
 
 
-def load_agent(path: str, env: str, deterministic: bool = True) -> SavedAgent:
-    """Load ``path`` (PPO or MaskablePPO) for environment ``env`` ("shutdown" or "scheduling")."""
+def saved_zip(path: str, what: str) -> Path:
+    """``path``, a zip file as SB3 saves a model; else a one-line error saying it should be ``what``."""
     file = Path(path)
     if not file.is_file():
         raise PolicyOptionError(f"model {path}: no such file")
     if not zipfile.is_zipfile(file):
-        raise PolicyOptionError(f"model {path}: not a saved agent (a zip written by batsched-py train)")
+        raise PolicyOptionError(f"model {path}: not {what}")
+    return file
+
+
+def load_agent(path: str, env: str, deterministic: bool = True) -> SavedAgent:
+    """Load ``path`` (PPO or MaskablePPO) for environment ``env`` ("shutdown" or "scheduling")."""
+    file = saved_zip(path, "a saved agent (a zip written by batsched-py train)")
     try:
         from stable_baselines3 import PPO    # (optional: the rl extra)
     except ImportError:
