@@ -62,6 +62,23 @@ def signals_interrupt() -> Iterator[None]:
 
 
 @contextmanager
+def signals_ignored() -> Iterator[None]:
+    """Within the block, SIGINT and SIGTERM are ignored (a stopped command saying why: a second
+    signal would cut that short, and its exit status); the previous handlers return after it, so
+    a caller in the same process (a test, a notebook) keeps its Ctrl-C.  Main thread only, as
+    :func:`signals_interrupt`."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.signal(s, signal.SIG_IGN) for s in SIGNALS}
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
+@contextmanager
 def signals_deferred() -> Iterator[None]:
     """Within the block, a SIGINT or SIGTERM that :func:`signals_interrupt` turns into
     :class:`Interrupted` waits until the block ends: a file being written (a checkpoint, whose

@@ -4,7 +4,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import signal
 import sys
 from pathlib import Path
 from typing import Optional, Sequence
@@ -12,7 +11,7 @@ from typing import Optional, Sequence
 from ..agents.common.figures import draw
 from ..argtypes import count, positive_count, time_unit
 from ..errors import BatschedError
-from ..interrupts import exit_status, interruption, signals_interrupt
+from ..interrupts import exit_status, interruption, signals_ignored, signals_interrupt
 
 
 def _json_object(text: str) -> dict:
@@ -96,10 +95,9 @@ def train_main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"batsched-py train: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:
-        for sig in (signal.SIGINT, signal.SIGTERM):     # (the training stopped: another one would only cut
-            signal.signal(sig, signal.SIG_IGN)          # this process's exit short, and its exit status)
-        print(f"batsched-py train: {interruption(exc)}; the checkpoints saved are in {args.out / 'checkpoints'} "
-              "(continue with --resume)", file=sys.stderr)
+        with signals_ignored():
+            print(f"batsched-py train: {interruption(exc)}; the checkpoints saved are in {args.out / 'checkpoints'} "
+                  "(continue with --resume)", file=sys.stderr)
         return exit_status(exc)
     record = json.loads((path.parent / "model.json").read_text())
     print(f"model: {path} ({record['steps']} steps in {record['wall_time_s']} s); record: {path.parent / 'model.json'}")

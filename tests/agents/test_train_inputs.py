@@ -201,3 +201,21 @@ def test_the_papers_train_finds_are_the_entry_points_of_their_group(monkeypatch)
     monkeypatch.setattr(training, "entry_points", lambda group: [])
     with pytest.raises(training.TrainError, match="choose none .* pip install -e ."):
         training.paper_settings("shutdown")
+
+
+def test_an_interrupted_train_called_from_python_gives_its_caller_ctrl_c_back(tmp_path, days, capsys, monkeypatch):
+    """The report of a stopped training ignores further signals only while it is written: a caller
+    in the same process (a notebook, this suite) keeps its SIGINT handler, and the children it
+    starts later do not inherit an ignored SIGINT (Python would then install no handler in them)."""
+    import signal
+
+    from batsched_py.agents.common import training
+    from batsched_py.interrupts import Interrupted
+
+    def stopped(config, argv):
+        raise Interrupted("SIGTERM")
+    monkeypatch.setattr(training, "train", stopped)
+    before = (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM))
+    assert train_main(_train(tmp_path / "out", days)) == 143
+    assert "interrupted by SIGTERM" in capsys.readouterr().err
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before

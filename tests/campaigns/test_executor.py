@@ -46,7 +46,7 @@ def test_interrupt_stops_running_tasks_starts_no_more_and_keeps_finished_ones(tm
     with pytest.raises(KeyboardInterrupt), signals_interrupt():
         for outcome in LocalExecutor(2).run(tasks):
             finished.append(outcome.name)
-    assert time.monotonic() - sent["at"] < 3, "the workers were not stopped promptly"
+    assert time.monotonic() - sent["at"] < 10, "the workers were not stopped promptly"   # (they sleep 60 s)
     assert finished == ["quick"]
     # quick, then two slow ones on the two workers; the other two never started
     assert sorted(p.name for p in tmp_path.iterdir()) == ["started-quick", "started-slow0", "started-slow1"]
@@ -69,5 +69,5 @@ def test_an_interrupted_sweep_hands_its_finished_rows_with_the_interrupt(tmp_pat
     sent = interrupt_once_started(tmp_path, 3)     # the quick one, then two slow ones on the two workers
     with pytest.raises(KeyboardInterrupt) as raised:
         run_sweep(sleep_setting, {"folder": [str(tmp_path)], "seconds": [0, 60, 61]}, executor=LocalExecutor(2))
-    assert time.monotonic() - sent["at"] < 3
+    assert time.monotonic() - sent["at"] < 10     # (the slow ones sleep 60 s)
     assert [(r["seconds"], r["slept"], r["status"]) for r in raised.value.rows] == [(0, "0", "done")]

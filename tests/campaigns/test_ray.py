@@ -62,7 +62,7 @@ def test_interrupt_cancels_running_tasks_and_starts_no_more(tmp_path):
     # ray.wait turned the handler's exception into a bare KeyboardInterrupt: told as SIGINT, status 130
     assert getattr(raised.value, "signal", None) == "SIGTERM"
     interrupted = time.monotonic()
-    assert interrupted - sent["at"] < 5, "the interrupt did not end the campaign promptly"
+    assert interrupted - sent["at"] < 15, "the interrupt did not end the campaign promptly"   # (tasks sleep 60 s)
     records = sorted(p.name for p in tmp_path.iterdir())
     assert records == ["started-slow0", "started-slow1"]
     for record in records:

@@ -20,7 +20,7 @@ from helpers.plugin import make_plugin
 
 FCFS_CASES = ["fcfs_fast-e128-hpc250", "fcfs_fast-e128-samesubmit", "fcfs_fast-e128-semantics-E"]
 EASY_CASES = ["easy_bf-e128-hpc250", "easy_bf-e128-walltime"]
-PROMPT = 5.0
+PROMPT = 15.0   # (below serve's --timeout 20 s: a hang until it is told apart; above a loaded start)
 
 
 def _error_line(stderr: str) -> str:

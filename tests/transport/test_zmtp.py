@@ -263,7 +263,7 @@ def _echo(rep, count):
     def run():
         try:
             for _ in range(count):
-                request = rep.wait(10.0)
+                request = rep.wait(30.0)
                 assert request is not None
                 rep.send(request[::-1])
         finally:
@@ -292,7 +292,7 @@ def _echo_through(rep, endpoint, bodies=(b"batsim",), connected=lambda: None):
 def _req(endpoint, kind=zmq.REQ):
     sock = zmq.Context.instance().socket(kind)
     sock.setsockopt(zmq.LINGER, 0)
-    sock.setsockopt(zmq.RCVTIMEO, 10_000)
+    sock.setsockopt(zmq.RCVTIMEO, 30_000)     # (generous: a loaded machine)
     sock.connect(endpoint)
     return sock
 
