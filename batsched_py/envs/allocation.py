@@ -45,13 +45,13 @@ from typing import Any, Callable, Optional
 
 import gymnasium as gym
 import numpy as np
-from gymnasium import spaces
 
 from ..models.thermal import ThermalParams
+from ..policies.agent.allocation import AllocationScheduler
 from ..policies.agent.base import action_int
 from ..policies.agent.cluster import ALLOCATORS, Cluster, guarded, observation
 from ..policies.agent.cluster_jobs import Jobs, load_jobs
-from .core import EnvError, reset_options
+from .core import EnvError, reset_options, spaces_of
 
 BASELINES = ("round_robin", "greedy")
 REWARDS = ("instant", "interval")
@@ -103,9 +103,12 @@ class AllocationEnv(gym.Env):
                 raise EnvError(f"predictor: {predictor!r} is not callable (thermal parameters -> model factory), e.g. "
                                "functools.partial(batsched_py.agents.allocation.predictor.load_predictor, path)")
             self.model_factory = predictor(self.params)
-        self.observation_space = spaces.Box(0.0, 2.0, (4 * nb_processors + J,), np.float32)   # (see observation)
-        self.nb_actions = nb_processors ** J
-        self.action_space = spaces.Discrete(self.nb_actions)
+        # the spaces of the decision the thermal-allocation scheduler makes in Batsim
+        mdp = AllocationScheduler({"cores_per_node": cores, "J": J, "max_temperature": max_temperature}).mdp(
+            nb_processors * cores)
+        self.observation_space, self.action_space = spaces_of(mdp)
+        assert isinstance(mdp.actions, int)
+        self.nb_actions = mdp.actions
         self.agent: Any = None        # (Clusters, made by reset())
         self.base: Any = None
         self.ended = True

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from ..policies.agent.shutdown import ShutdownScheduler
-from .core import BatsimEnv, EnvError, spaces_of, weight
+from .core import BatsimEnv, EnvError, weight
 from .meter import EnergyMeter, job_figures
 from .warmup import ShiftedDays, switch_off_time
 
@@ -53,11 +53,11 @@ class ShutdownEnv(BatsimEnv):
         self.options = {"dt": dt, "day": day, "day_start": self.warmup, "start_asleep": start_asleep,
                         "cores_per_node": cores_per_node, "history": history, "queue_features": queue_features,
                         "tau": tau}
-        # (making the scheduler checks the options now, with its own messages; its MDP gives the spaces)
-        self.observation_space, self.action_space = spaces_of(self.make_scheduler().mdp(self.nb_hosts))
+        # (making the scheduler checks the options now, with its own messages; its MDP gives the spaces
+        # and the day's decisions)
+        self.take_mdp(self.make_scheduler().mdp(self.nb_hosts))
         self.tau = tau
         self.energy_weight, self.qos_weight = weight("energy_weight", energy_weight), weight("qos_weight", qos_weight)
-        self.max_steps = int(round(day / dt))
         self.shifted = ShiftedDays(self.warmup)
         self._qos = 0.0
 
@@ -85,9 +85,6 @@ class ShutdownEnv(BatsimEnv):
     def after_action(self) -> None:
         s = self.scheduler
         self._qos = sum(j.res for j in s.blocked() if s.stretch(j) >= self.tau)
-
-    def truncated(self) -> bool:
-        return self.steps >= self.max_steps
 
     def reward(self) -> float:
         s, meter = self.scheduler, self.meter

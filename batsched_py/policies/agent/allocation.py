@@ -21,7 +21,7 @@ from ...scheduler import DecisionError, Job
 from ...scheduler.view import mask_of, procset_of_mask
 from ..base import QueuePolicy
 from ..options import PolicyOptionError, number_option
-from .base import AgentMixin, action_int
+from .base import MDP, AgentMixin, action_int
 from .cluster import ALLOCATORS, guarded, observation, online_opt1
 
 AGENT_OPTIONS = ("policy", "J", "alpha", "max_temperature", "leakage_model")
@@ -88,6 +88,13 @@ class AllocationScheduler(AgentMixin, QueuePolicy):
 
     def observe(self) -> np.ndarray:
         return observation(self.model, [self.head_cores(k) for k in range(self.J)], self.max_temperature)
+
+    def mdp(self, nb_hosts: int) -> MDP:
+        """``[u, t, w, c]`` per processor then the head jobs' cores (cluster.py's ``observation``:
+        about 0-1, a hot processor's temperature up to 2); the processor of each head job,
+        ``first * N + second`` for two."""
+        n = nb_hosts // self.cores
+        return MDP((4 * n + self.J,), n ** self.J, high=2.0)
 
     # --- FCFS with the agent at each placement -----------------------------------------------
     def on_job_completed(self, job: Job) -> None:
