@@ -4,7 +4,9 @@ An episode simulates one workload file (drawn with the environment's seeded gene
 ``reset(options={"workload": path})``) with a fresh agent scheduler.  Between two actions the
 simulation runs, Batsim's requests answered by the scheduler's ordinary policy, until the next
 decision point; then the observation goes to the agent and its action becomes decisions in the
-reply.  Nothing here touches a socket: the backend (backends.py) is the only I/O.
+reply.  The scheduler's MDP gives the spaces and where an episode is truncated (a simulated time,
+or a number of decisions); an environment adds the reward.  Nothing here touches a socket: the
+backend (backends.py) is the only I/O.
 """
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ Action: mode ``scheduling`` ``Discrete(2 * nb_vos)`` (the class); mode ``elastic
 ``MultiDiscrete([2 * nb_vos, len(pool_steps)])`` (class, pool level).  See
 :mod:`batsched_py.policies.agent.elastic` for the decision points and the observation.  An episode
 runs a workload (LPC-EGEE windows, ``scripts/reproduce_elastic.py``) to its end, or ``max_time``
-seconds (truncated).
+seconds (truncated: the scheduler's option ``max_time``, its MDP's ``horizon``).
 
 Reward after each action, at the next decision point: ``lam * W + (1 - lam) * X`` where W is the
 responsiveness of the jobs finished since the last step and of the queued ones so far, and X the

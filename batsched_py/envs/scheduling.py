@@ -6,7 +6,8 @@ Decisions come every ``dt`` after the events of their instant, time frozen while
 jobs; where no queued job fits the free hosts (waiting is the only choice) the simulation goes on to
 its next event (see :mod:`batsched_py.policies.agent.scheduling` for the decisions and the
 observation, and docs/papers/deepscheduling.md for how they differ from the authors').  An episode
-runs until the workload's jobs are all done (terminated), or ``max_time`` time units (truncated).
+runs until the workload's jobs are all done (terminated), or ``max_time`` time units from the
+start of the day (truncated: the scheduler's option ``max_time``, its MDP's ``horizon``).
 
 The day starts with every node off, as the authors' platform declares: Batsim 4.2.1 cannot start a
 host asleep, so the simulation switches the idle nodes off at t=0 and runs the day's workload

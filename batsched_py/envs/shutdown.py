@@ -4,7 +4,7 @@ Action ``Discrete(G + 1)``: how many of the platform's G nodes to keep reserved 
 ``dt`` time units; EASY backfilling schedules the jobs on the other nodes (see
 :mod:`batsched_py.policies.agent.shutdown` for the decision, its semantics and the observation).
 An episode is one day: ``day / dt`` steps (1,440 one-minute steps), then truncated whatever the
-queue holds.
+queue holds (the scheduler's MDP: ``max_steps``, a count of decisions, not a time).
 
 The day starts with every node off, as the authors' platform declares: Batsim 4.2.1 cannot start a
 host asleep, so the simulation switches the idle nodes off at t=0 and runs the day's workload

@@ -4,13 +4,14 @@ them back.
 
 The platform, the HTC workload(s) and the logins (``events``, a Batsim ``--events`` file) come from
 platforms/volunteer.py and workloads/volunteer.py.  One step per job to place: the action and
-observation of :mod:`batsched_py.policies.agent.volunteer` at level ``level``; ``info["action_mask"]``
-says which actions are open (full PCs and rooms removed), ``info["job"]`` which job is placed (its
-base id, shared by its resubmitted copies).  Reward after a step: the rewards of the
-runs that ended since the last step (completed ``(1 - sigma) + sigma * efficiency``, evicted or
-killed -1), and ``info["outcomes"]`` lists them for a learner with its own sigma.  An episode ends
-with the workload (or at ``max_time`` s, truncated); ``info`` then holds the good and wasted
-energy (MWh), the mean overhead (min) and the eviction counts.
+observation of :mod:`batsched_py.policies.agent.volunteer` at level ``level`` (its MDP, for the
+platform's rooms); ``info["action_mask"]`` says which actions are open (full PCs and rooms
+removed), ``info["job"]`` which job is placed (its base id, shared by its resubmitted copies).
+Reward after a step: the rewards of the runs that ended since the last step (completed
+``(1 - sigma) + sigma * efficiency``, evicted or killed -1), and ``info["outcomes"]`` lists them
+for a learner with its own sigma.  An episode ends with the workload (or at ``max_time`` s,
+truncated: the scheduler's option, its MDP's ``horizon``); ``info`` then holds the good and
+wasted energy (MWh), the mean overhead (min) and the eviction counts.
 """
 from __future__ import annotations
 

@@ -117,8 +117,7 @@ class AllocationScheduler(AgentMixin, QueuePolicy):
     decision_due_again = decision_due
 
     def apply(self, action: Any) -> None:
-        a = action_int(action, self.n ** self.J - 1)
-        for k, processor in enumerate([a] if self.J == 1 else [a // self.n, a % self.n]):
+        for k, processor in enumerate(processors(action, self.n, self.J)):
             cores = self.head_cores()
             fits = self.fits(cores) if cores else np.zeros(self.n, bool)
             if k and not fits.any():
@@ -133,6 +132,13 @@ class AllocationScheduler(AgentMixin, QueuePolicy):
         self.start(job, hosts, index=0)
         self.model.hosts_changed(self.now, [tuple(i) for i in procset_of_mask(hosts).intervals()], 1)
         self.last_used = processor
+
+
+def processors(action: Any, n: int, J: int) -> list[int]:
+    """The processors ``action`` picks among ``n``: the head job's (``J`` = 1), or the two head
+    jobs' (``first * n + second``); one outside ``Discrete(n ** J)`` raises ActionError."""
+    a = action_int(action, n ** J - 1)
+    return [a] if J == 1 else [a // n, a % n]
 
 
 class AllocatorPolicy:
