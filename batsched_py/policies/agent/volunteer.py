@@ -380,7 +380,11 @@ class VolunteerScheduler(AgentMixin, VolunteerPool):
             return nb_hosts + 1
         if self.level == "system":
             return 2
-        return (self.nb_clusters if nb_clusters is None else nb_clusters) + 1
+        rooms = getattr(self, "nb_clusters", None) if nb_clusters is None else nb_clusters
+        if rooms is None:
+            raise ValueError(f"level {self.level}: the actions are the platform's rooms, read when the simulation "
+                             "begins: give nb_clusters until then")
+        return rooms + 1
 
     @property
     def n_actions(self) -> int:
