@@ -90,9 +90,9 @@ class AllocationScheduler(AgentMixin, QueuePolicy):
         return observation(self.model, [self.head_cores(k) for k in range(self.J)], self.max_temperature)
 
     def mdp(self, nb_hosts: int) -> MDP:
-        """``[u, t, w, c]`` per processor then the head jobs' cores (cluster.py's ``observation``:
-        about 0-1, a hot processor's temperature up to 2); the processor of each head job,
-        ``first * N + second`` for two."""
+        """``[u, t, w, c]`` per processor then the head jobs' cores (cluster.py's ``observation``,
+        each scaled to about 0-1: bounded by 2); the processor of each head job, ``first * N +
+        second`` for two."""
         n = nb_hosts // self.cores
         return MDP((4 * n + self.J,), n ** self.J, high=2.0)
 
