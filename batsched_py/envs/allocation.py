@@ -6,7 +6,8 @@ jobs (``J=2``, action ``Discrete(N*N)``: first x N + second).  A choice without 
 model foresees overheating (settling above ``max_temperature`` C), falls back to the coolest
 processor with room; the observation's spare cores count only the cores a processor can take
 without overheating.  Observation: ``[u, t, w, c]`` per processor then the head jobs' cores
-(see :func:`~batsched_py.policies.agent.cluster.observation`).
+(see :func:`~batsched_py.policies.agent.cluster.observation`); the spaces are those the
+``thermal-allocation`` scheduler declares (``AllocationScheduler.mdp``).
 
 Reward (the thesis' eq. 3.1, against a baseline run in lockstep on the same arrivals):
 ``100 (P_base - P) / P_base + alpha (T_base - T)``, P the processors' total power (W) and T their
@@ -45,13 +46,12 @@ from typing import Any, Callable, Optional
 
 import gymnasium as gym
 import numpy as np
-from gymnasium import spaces
 
 from ..models.thermal import ThermalParams
-from ..policies.agent.base import action_int
+from ..policies.agent.allocation import AllocationScheduler, processors
 from ..policies.agent.cluster import ALLOCATORS, Cluster, guarded, observation
 from ..policies.agent.cluster_jobs import Jobs, load_jobs
-from .core import EnvError, reset_options
+from .core import EnvError, reset_options, spaces_of
 
 BASELINES = ("round_robin", "greedy")
 REWARDS = ("instant", "interval")
@@ -103,9 +103,10 @@ class AllocationEnv(gym.Env):
                 raise EnvError(f"predictor: {predictor!r} is not callable (thermal parameters -> model factory), e.g. "
                                "functools.partial(batsched_py.agents.allocation.predictor.load_predictor, path)")
             self.model_factory = predictor(self.params)
-        self.observation_space = spaces.Box(0.0, 2.0, (4 * nb_processors + J,), np.float32)   # (see observation)
-        self.nb_actions = nb_processors ** J
-        self.action_space = spaces.Discrete(self.nb_actions)
+        # the spaces of the decision the thermal-allocation scheduler makes in Batsim
+        mdp = AllocationScheduler({"cores_per_node": cores, "J": J, "max_temperature": max_temperature}).mdp(
+            nb_processors * cores)
+        self.observation_space, self.action_space = spaces_of(mdp)
         self.agent: Any = None        # (Clusters, made by reset())
         self.base: Any = None
         self.ended = True
@@ -141,8 +142,7 @@ class AllocationEnv(gym.Env):
         return observation(self.agent.model, heads, self.max_temperature)
 
     def decode(self, action: Any) -> list[int]:
-        a = action_int(action, self.nb_actions - 1)
-        return [a] if self.J == 1 else [a // self.n, a % self.n]
+        return processors(action, self.n, self.J)
 
     def step(self, action: Any):
         if self.ended:

@@ -4,7 +4,9 @@ An episode simulates one workload file (drawn with the environment's seeded gene
 ``reset(options={"workload": path})``) with a fresh agent scheduler.  Between two actions the
 simulation runs, Batsim's requests answered by the scheduler's ordinary policy, until the next
 decision point; then the observation goes to the agent and its action becomes decisions in the
-reply.  Nothing here touches a socket: the backend (backends.py) is the only I/O.
+reply.  The scheduler's MDP gives the spaces and where an episode is truncated (a simulated time,
+or a number of decisions); an environment adds the reward.  Nothing here touches a socket: the
+backend (backends.py) is the only I/O.
 """
 from __future__ import annotations
 
@@ -125,9 +127,9 @@ def spaces_of(mdp: MDP) -> tuple[spaces.Space, spaces.Space]:
     if mdp.levels:
         observation: spaces.Space = spaces.MultiDiscrete(list(mdp.levels))
     elif isinstance(mdp.shape, Mapping):
-        observation = spaces.Dict({k: spaces.Box(0.0, 1.0, shape, np.float32) for k, shape in mdp.shape.items()})
+        observation = spaces.Dict({k: spaces.Box(0.0, mdp.high, shape, np.float32) for k, shape in mdp.shape.items()})
     else:
-        observation = spaces.Box(0.0, 1.0, mdp.shape, np.float32)
+        observation = spaces.Box(0.0, mdp.high, mdp.shape, np.float32)
     action = (spaces.Discrete(mdp.actions) if isinstance(mdp.actions, int)
               else spaces.MultiDiscrete(list(mdp.actions)))
     return observation, action
@@ -141,7 +143,8 @@ def weight(name: str, value: Any) -> float:
 
 
 class BatsimEnv(gym.Env):
-    """Base of the environments: subclasses make the scheduler, the spaces and the reward."""
+    """Base of the environments: subclasses make the scheduler and the reward; the scheduler's MDP
+    (:meth:`take_mdp`) gives the spaces and where an episode is truncated."""
 
     metadata = {"render_modes": []}
 
@@ -157,6 +160,7 @@ class BatsimEnv(gym.Env):
         self.backend_name = backend
         self.output_prefix = output_prefix
         self.scheduler: Any = None
+        self.mdp: Optional[MDP] = None      # (set by take_mdp())
         # (set by reset(): one per episode)
         self.session: Any = None
         self.backend: Optional[Backend] = None
@@ -178,9 +182,6 @@ class BatsimEnv(gym.Env):
     def make_meter(self) -> EnergyMeter:
         return EnergyMeter(self.scheduler, self.masks or None)
 
-    def truncated(self) -> bool:
-        return False
-
     def episode_info(self) -> dict[str, Any]:
         return {}
 
@@ -194,6 +195,19 @@ class BatsimEnv(gym.Env):
     def backend_inputs(self) -> dict[str, Any]:
         """More inputs of the simulation (make_backend's ``events`` and ``flags``)."""
         return {}
+
+    # --- the MDP ---------------------------------------------------------------------------------
+    def take_mdp(self, mdp: MDP) -> None:
+        """The spaces and the episode's end of the scheduler's ``mdp`` (subclasses call it once)."""
+        self.mdp = mdp
+        self.observation_space, self.action_space = spaces_of(mdp)
+
+    def truncated(self) -> bool:
+        """Whether the episode stops here: its MDP's number of decisions made, or its horizon reached."""
+        mdp = self.mdp
+        assert mdp is not None
+        return ((mdp.max_steps is not None and self.steps >= mdp.max_steps)
+                or (mdp.horizon is not None and self.scheduler.now >= mdp.horizon))
 
     # --- Gymnasium's contract -----------------------------------------------------------------
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict[str, Any]] = None):

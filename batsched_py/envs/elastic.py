@@ -5,7 +5,7 @@ Action: mode ``scheduling`` ``Discrete(2 * nb_vos)`` (the class); mode ``elastic
 ``MultiDiscrete([2 * nb_vos, len(pool_steps)])`` (class, pool level).  See
 :mod:`batsched_py.policies.agent.elastic` for the decision points and the observation.  An episode
 runs a workload (LPC-EGEE windows, ``scripts/reproduce_elastic.py``) to its end, or ``max_time``
-seconds (truncated).
+seconds (truncated: the scheduler's option ``max_time``, its MDP's ``horizon``).
 
 Reward after each action, at the next decision point: ``lam * W + (1 - lam) * X`` where W is the
 responsiveness of the jobs finished since the last step and of the queued ones so far, and X the
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from ..policies.agent.elastic import MODES, ElasticScheduler
-from .core import BatsimEnv, EnvError, spaces_of
+from .core import BatsimEnv, EnvError
 from .responsiveness import class_figures, fairness, step_responsiveness, utilisation
 
 SECONDS = ("fairness", "utilisation")
@@ -77,11 +77,12 @@ class ElasticEnv(BatsimEnv):
         found = busiest_vos(self.workloads, vo_field, nb_vos)      # (checks every job has the field)
         self.options = {"mode": mode, "pool": pool, "min_pool": min_pool, "period": period,
                         "pool_steps": list(pool_steps), "nb_vos": nb_vos, "vo_field": vo_field,
-                        "runtimes": runtimes,
+                        "runtimes": runtimes, "max_time": max_time,
                         "vos": found if vos is None else list(vos)}
-        # (making the scheduler checks the options now, with its messages; its MDP gives the spaces)
-        self.observation_space, self.action_space = spaces_of(self.make_scheduler(self.workloads[0]).mdp(self.nb_hosts))
-        self.mode, self.lam, self.second, self.skip, self.max_time = mode, lam, second, skip, max_time
+        # (making the scheduler checks the options now, with its messages; its MDP gives the spaces and
+        # the episode's end)
+        self.take_mdp(self.make_scheduler(self.workloads[0]).mdp(self.nb_hosts))
+        self.mode, self.lam, self.second, self.skip = mode, lam, second, skip
 
     def make_scheduler(self, workload: Optional[Path] = None) -> ElasticScheduler:
         options = dict(self.options)
@@ -91,9 +92,6 @@ class ElasticEnv(BatsimEnv):
             return ElasticScheduler(options)
         except ValueError as exc:
             raise EnvError(str(exc)) from None
-
-    def truncated(self) -> bool:
-        return self.max_time is not None and self.scheduler.now >= self.max_time
 
     def reward(self) -> float:
         s = self.scheduler

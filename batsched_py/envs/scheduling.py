@@ -6,7 +6,8 @@ Decisions come every ``dt`` after the events of their instant, time frozen while
 jobs; where no queued job fits the free hosts (waiting is the only choice) the simulation goes on to
 its next event (see :mod:`batsched_py.policies.agent.scheduling` for the decisions and the
 observation, and docs/papers/deepscheduling.md for how they differ from the authors').  An episode
-runs until the workload's jobs are all done (terminated), or ``max_time`` time units (truncated).
+runs until the workload's jobs are all done (terminated), or ``max_time`` time units from the
+start of the day (truncated: the scheduler's option ``max_time``, its MDP's ``horizon``).
 
 The day starts with every node off, as the authors' platform declares: Batsim 4.2.1 cannot start a
 host asleep, so the simulation switches the idle nodes off at t=0 and runs the day's workload
@@ -31,7 +32,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from ..policies.agent import SchedulingScheduler
-from .core import BatsimEnv, EnvError, node_size, spaces_of, weight
+from .core import BatsimEnv, EnvError, node_size, weight
 from .meter import EnergyMeter, job_figures
 from .warmup import ShiftedDays, switch_off_time
 
@@ -73,15 +74,16 @@ class SchedulingEnv(BatsimEnv):
             raise EnvError(f"start_asleep: {start_asleep!r} is not true or false")
         self.warmup = switch_off_time(self.platform) if start_asleep else 0.0
         self.shifted = ShiftedDays(self.warmup)
-        self.options = {"dt": dt, "day": day, "day_start": self.warmup, "start_asleep": start_asleep,
-                        "cores_per_node": cores_per_node, "timeout": timeout, "max_queue": max_queue,
-                        "max_running": max_running, "history": history, "confidence_jobs": confidence_jobs}
-        # (making the scheduler checks the options now, with its own messages; its MDP gives the spaces)
-        self.observation_space, self.action_space = spaces_of(self.make_scheduler().mdp(self.nb_hosts))
         if not isinstance(max_time, (int, float)) or not max_time > 0:
             raise EnvError(f"max_time: {max_time!r} is not a positive number")
+        self.options = {"dt": dt, "day": day, "day_start": self.warmup, "start_asleep": start_asleep,
+                        "cores_per_node": cores_per_node, "timeout": timeout, "max_queue": max_queue,
+                        "max_running": max_running, "history": history, "confidence_jobs": confidence_jobs,
+                        "max_time": max_time}
+        # (making the scheduler checks the options now, with its own messages; its MDP gives the spaces
+        # and the episode's end)
+        self.take_mdp(self.make_scheduler().mdp(self.nb_hosts))
         self.rho, self.sigma, self.tau = weight("rho", rho), weight("sigma", sigma), weight("tau", tau)
-        self.max_time = max_time
         self._integrals = (0.0, 0.0, 0.0)
 
     def make_scheduler(self) -> SchedulingScheduler:
@@ -100,9 +102,6 @@ class SchedulingEnv(BatsimEnv):
         obs, info = super().reset(seed=seed, options=options)
         self._integrals = self._read_integrals()
         return obs, info
-
-    def truncated(self) -> bool:
-        return self.scheduler.now >= self.warmup + self.max_time
 
     def action_masks(self) -> np.ndarray:
         """The actions that start a job now (and 0): for sb3-contrib's MaskablePPO."""

@@ -4,7 +4,7 @@ Action ``Discrete(G + 1)``: how many of the platform's G nodes to keep reserved 
 ``dt`` time units; EASY backfilling schedules the jobs on the other nodes (see
 :mod:`batsched_py.policies.agent.shutdown` for the decision, its semantics and the observation).
 An episode is one day: ``day / dt`` steps (1,440 one-minute steps), then truncated whatever the
-queue holds.
+queue holds (the scheduler's MDP: ``max_steps``, a count of decisions, not a time).
 
 The day starts with every node off, as the authors' platform declares: Batsim 4.2.1 cannot start a
 host asleep, so the simulation switches the idle nodes off at t=0 and runs the day's workload
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from ..policies.agent.shutdown import ShutdownScheduler
-from .core import BatsimEnv, EnvError, spaces_of, weight
+from .core import BatsimEnv, EnvError, weight
 from .meter import EnergyMeter, job_figures
 from .warmup import ShiftedDays, switch_off_time
 
@@ -53,11 +53,11 @@ class ShutdownEnv(BatsimEnv):
         self.options = {"dt": dt, "day": day, "day_start": self.warmup, "start_asleep": start_asleep,
                         "cores_per_node": cores_per_node, "history": history, "queue_features": queue_features,
                         "tau": tau}
-        # (making the scheduler checks the options now, with its own messages; its MDP gives the spaces)
-        self.observation_space, self.action_space = spaces_of(self.make_scheduler().mdp(self.nb_hosts))
+        # (making the scheduler checks the options now, with its own messages; its MDP gives the spaces
+        # and the day's decisions)
+        self.take_mdp(self.make_scheduler().mdp(self.nb_hosts))
         self.tau = tau
         self.energy_weight, self.qos_weight = weight("energy_weight", energy_weight), weight("qos_weight", qos_weight)
-        self.max_steps = int(round(day / dt))
         self.shifted = ShiftedDays(self.warmup)
         self._qos = 0.0
 
@@ -85,9 +85,6 @@ class ShutdownEnv(BatsimEnv):
     def after_action(self) -> None:
         s = self.scheduler
         self._qos = sum(j.res for j in s.blocked() if s.stretch(j) >= self.tau)
-
-    def truncated(self) -> bool:
-        return self.steps >= self.max_steps
 
     def reward(self) -> float:
         s, meter = self.scheduler, self.meter

@@ -4,23 +4,21 @@ them back.
 
 The platform, the HTC workload(s) and the logins (``events``, a Batsim ``--events`` file) come from
 platforms/volunteer.py and workloads/volunteer.py.  One step per job to place: the action and
-observation of :mod:`batsched_py.policies.agent.volunteer` at level ``level``; ``info["action_mask"]``
-says which actions are open (full PCs and rooms removed), ``info["job"]`` which job is placed (its
-base id, shared by its resubmitted copies).  Reward after a step: the rewards of the
-runs that ended since the last step (completed ``(1 - sigma) + sigma * efficiency``, evicted or
-killed -1), and ``info["outcomes"]`` lists them for a learner with its own sigma.  An episode ends
-with the workload (or at ``max_time`` s, truncated); ``info`` then holds the good and wasted
-energy (MWh), the mean overhead (min) and the eviction counts.
+observation of :mod:`batsched_py.policies.agent.volunteer` at level ``level`` (its MDP, for the
+platform's rooms); ``info["action_mask"]`` says which actions are open (full PCs and rooms
+removed), ``info["job"]`` which job is placed (its base id, shared by its resubmitted copies).
+Reward after a step: the rewards of the runs that ended since the last step (completed
+``(1 - sigma) + sigma * efficiency``, evicted or killed -1), and ``info["outcomes"]`` lists them
+for a learner with its own sigma.  An episode ends with the workload (or at ``max_time`` s,
+truncated: the scheduler's option, its MDP's ``horizon``); ``info`` then holds the good and
+wasted energy (MWh), the mean overhead (min) and the eviction counts.
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-import numpy as np
-from gymnasium import spaces
-
-from ..policies.agent.volunteer import LEVELS, MAX_EVICTED_HOURS, VolunteerScheduler
+from ..policies.agent.volunteer import LEVELS, VolunteerScheduler
 from ..models.errors import EmulatorError
 from ..models.events_file import load_events
 from ..models.platform import load_platform
@@ -46,26 +44,23 @@ class VolunteerEnv(BatsimEnv):
             raise EnvError(f"sigma: {sigma!r} is not a number in [0, 1]")
         if max_time is not None and (not isinstance(max_time, (int, float)) or not max_time > 0):
             raise EnvError(f"max_time: {max_time!r} is not a positive number")
-        self.events, self.level, self.sigma, self.max_time = Path(events), level, sigma, max_time
+        self.events, self.level, self.sigma = Path(events), level, sigma
         hosts = load_platform(self.platform, energy=True).hosts
         # the events file and switch times: the scheduler starts no switch that a login or logout falls
         # into (Batsim 4.2.1 would abort at the logout: policies/agent/volunteer.py)
         switches = [(h.switch_off_time(s), h.switch_on_time(s)) for h in hosts for s in h.sleep_pstates]
         self.scheduler_options = {"level": level, "cycle": cycle, "patience": patience, "seed": seed,
-                                  "events": str(self.events)}
+                                  "events": str(self.events), "max_time": max_time}
         if switches:
             self.scheduler_options.update(switch_off_time=max(off for off, _ in switches),
                                           switch_on_time=max(on for _, on in switches))
-        self.make_scheduler()             # (checks the options now, with the scheduler's messages)
+        scheduler = self.make_scheduler()     # (checks the options now, with the scheduler's messages)
         try:
             nb_clusters = 1 + max(int(h.properties["cluster"]) for h in hosts if "cluster" in h.properties)
         except ValueError:
             raise EnvError(f"platform: {self.platform} is not a volunteer pool (no host property cluster): "
                            "generate one with platforms/volunteer.py") from None
-        n = {"computer": self.nb_hosts + 1, "system": 2}.get(level, nb_clusters + 1)
-        self.action_space = spaces.Discrete(n)
-        self.observation_space = spaces.MultiDiscrete([168 if level == "cluster-week" else 24,
-                                                       MAX_EVICTED_HOURS + 1, 2])
+        self.take_mdp(scheduler.mdp(self.nb_hosts, nb_clusters))
 
     def make_scheduler(self) -> VolunteerScheduler:
         try:
@@ -76,15 +71,9 @@ class VolunteerEnv(BatsimEnv):
     def backend_inputs(self) -> dict[str, Any]:
         return {"events": [self.events], "flags": VolunteerScheduler.batsim_flags}
 
-    def truncated(self) -> bool:
-        return self.max_time is not None and self.scheduler.now >= self.max_time
-
     def reward(self) -> float:
         return float(sum((1 - self.sigma) + self.sigma * o.efficiency if o.completed else -1.0
                          for o in self.scheduler.outcomes))
-
-    def observe(self) -> np.ndarray:
-        return self.scheduler.observe()
 
     def info(self) -> dict[str, Any]:
         s = self.scheduler

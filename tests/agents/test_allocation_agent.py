@@ -108,7 +108,7 @@ def test_the_mask_keeps_exactly_the_placements_with_room(J):
             want = np.array([[fits[a] and (heads[1] == 0 or not (after[a] >= heads[1]).any() or after[a][b] >= heads[1])
                               for b in range(3)] for a in range(3)]).ravel()
         want |= not want.any()          # (nowhere without overheating: any choice, the fallback decides)
-        assert (valid_actions(torch.as_tensor(obs), env.nb_actions)[0].numpy() == want).all()
+        assert (valid_actions(torch.as_tensor(obs), int(env.action_space.n))[0].numpy() == want).all()
         checked += not want.all()
         action, _ = model.predict(obs, deterministic=False)      # exploring or not: never a full processor
         assert want[int(action)] and want[greedy_action(model, obs)]

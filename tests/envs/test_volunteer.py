@@ -231,6 +231,19 @@ def test_spaces_follow_the_level(small):
     assert make(small, level="cluster-week").observation_space == gym.spaces.MultiDiscrete([168, 25, 2])
 
 
+def test_max_time_truncates_at_the_first_decision_from_then(small):
+    """The scheduler's MDP horizon: the episode stops at the first step that reaches max_time."""
+    env = make(small, level="cluster", max_time=2 * DAY)
+    _, info = env.reset(seed=0)
+    times, done = [info["time"]], False
+    while not done:
+        _, _, terminated, truncated, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+        times.append(info["time"])
+        done = terminated or truncated
+    assert truncated and not terminated
+    assert times[-1] >= 2 * DAY > times[-2]
+
+
 def test_a_refused_action_is_named_and_the_episode_goes_on(small):
     def first_steps(refuse):
         env = make(small, level="cluster")

@@ -21,7 +21,7 @@ from ...scheduler import DecisionError, Job
 from ...scheduler.view import mask_of, procset_of_mask
 from ..base import QueuePolicy
 from ..options import PolicyOptionError, number_option
-from .base import AgentMixin, action_int
+from .base import MDP, AgentMixin, action_int
 from .cluster import ALLOCATORS, guarded, observation, online_opt1
 
 AGENT_OPTIONS = ("policy", "J", "alpha", "max_temperature", "leakage_model")
@@ -89,6 +89,13 @@ class AllocationScheduler(AgentMixin, QueuePolicy):
     def observe(self) -> np.ndarray:
         return observation(self.model, [self.head_cores(k) for k in range(self.J)], self.max_temperature)
 
+    def mdp(self, nb_hosts: int) -> MDP:
+        """``[u, t, w, c]`` per processor then the head jobs' cores (cluster.py's ``observation``,
+        each scaled to about 0-1: bounded by 2); the processor of each head job, ``first * N +
+        second`` for two."""
+        n = nb_hosts // self.cores
+        return MDP((4 * n + self.J,), n ** self.J, high=2.0)
+
     # --- FCFS with the agent at each placement -----------------------------------------------
     def on_job_completed(self, job: Job) -> None:
         super().on_job_completed(job)
@@ -110,8 +117,7 @@ class AllocationScheduler(AgentMixin, QueuePolicy):
     decision_due_again = decision_due
 
     def apply(self, action: Any) -> None:
-        a = action_int(action, self.n ** self.J - 1)
-        for k, processor in enumerate([a] if self.J == 1 else [a // self.n, a % self.n]):
+        for k, processor in enumerate(processors(action, self.n, self.J)):
             cores = self.head_cores()
             fits = self.fits(cores) if cores else np.zeros(self.n, bool)
             if k and not fits.any():
@@ -126,6 +132,13 @@ class AllocationScheduler(AgentMixin, QueuePolicy):
         self.start(job, hosts, index=0)
         self.model.hosts_changed(self.now, [tuple(i) for i in procset_of_mask(hosts).intervals()], 1)
         self.last_used = processor
+
+
+def processors(action: Any, n: int, J: int) -> list[int]:
+    """The processors ``action`` picks among ``n``: the head job's (``J`` = 1), or the two head
+    jobs' (``first * n + second``); one outside ``Discrete(n ** J)`` raises ActionError."""
+    a = action_int(action, n ** J - 1)
+    return [a] if J == 1 else [a // n, a % n]
 
 
 class AllocatorPolicy:

@@ -22,21 +22,30 @@ from typing import Any, Callable, Mapping, Optional
 import numpy as np
 
 from ...scheduler import DecisionError
+from ..options import PolicyOptionError
 
 Policy = Callable[[Any], Any]
 
 
 @dataclass(frozen=True)
 class MDP:
-    """What the agent of a decision-point scheduler sees and chooses, for its options and a platform:
-    the one definition its environment builds the spaces from (the environment adds the reward)."""
+    """What the agent of a decision-point scheduler sees and chooses, and when its episode ends, for
+    its options and a platform: the one definition its environment builds the spaces and the
+    episode's truncation from (the environment adds the reward)."""
 
-    #: observe()'s shape (values in [0, 1]); a dict observation: each part's shape
+    #: observe()'s shape (values in [0, high]); a dict observation: each part's shape
     shape: "tuple[int, ...] | Mapping[str, tuple[int, ...]]"
     #: Discrete(actions); a tuple: MultiDiscrete(actions)
     actions: "int | tuple[int, ...]"
     #: an observation of integers instead, each below its level: MultiDiscrete(levels)
     levels: tuple[int, ...] = ()
+    #: the observation's upper bound
+    high: float = 1.0
+    #: the simulated time at which an episode is truncated (None: it runs until the workload ends)
+    horizon: Optional[float] = None
+    #: the number of decisions after which an episode is truncated (None: no such limit); a count,
+    #: not a time, where the paper's episode is one (DeepShutdown's day of 1,440 decisions)
+    max_steps: Optional[int] = None
 
 
 class ActionError(DecisionError):
@@ -98,6 +107,19 @@ class AgentMixin:
         """The decisions of ``action``; an action outside the space raises ActionError before
         anything changes."""
         raise NotImplementedError
+
+
+def max_time_option(options: Mapping[str, Any]) -> Optional[float]:
+    """Option ``max_time``: how much simulated time an environment's episode lasts before it is
+    truncated (the MDP's horizon, counted from the scheduler's start of day where it has one; a run
+    outside an environment ignores it); None (the default): until the workload ends."""
+    value = options.get("max_time")
+    if value is None:
+        return None
+    # (inf is accepted: no horizon, as the environments always took it)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise PolicyOptionError(f"option max_time: {value!r} is not a positive number")
+    return float(value)
 
 
 def action_int(action: Any, n: int) -> int:

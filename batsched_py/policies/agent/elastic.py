@@ -40,7 +40,7 @@ from ...scheduler import HostState, Job, Scheduler
 from ...scheduler.view import lowest_bits, procset_of_mask
 from ..options import PolicyOptionError, choice_option, number_option, refuse_unknown
 from ..power import read_runtimes, require_sleep_states
-from .base import MDP, ActionError, AgentMixin, action_int
+from .base import MDP, ActionError, AgentMixin, action_int, max_time_option
 from .shutdown import _int_option
 
 MODES = ("scheduling", "elastic")
@@ -52,7 +52,7 @@ class ElasticPool(Scheduler):
     switching (the agent starts every job)."""
 
     OPTIONS = frozenset({"mode", "pool", "min_pool", "period", "pool_steps", "nb_vos", "vos", "vo_field",
-                         "interactive", "runtimes", "workload", "wait_scale", "policy"})
+                         "interactive", "runtimes", "workload", "wait_scale", "policy", "max_time"})
 
     def __init__(self, options: Optional[Mapping[str, Any]] = None):
         super().__init__(options)
@@ -77,6 +77,7 @@ class ElasticPool(Scheduler):
             raise PolicyOptionError(f"option vo_field: {self.vo_field!r} is not a job field name")
         self.interactive = number_option(o, "interactive", 900.0, positive=True)
         self.wait_scale = number_option(o, "wait_scale", 3600.0, positive=True)
+        self.max_time = max_time_option(o)
         self.runtimes_mode = o.get("runtimes", "median")
         self.real: dict[str, float] = {}
         if self.runtimes_mode == "oracle":
@@ -290,9 +291,10 @@ class ElasticScheduler(AgentMixin, ElasticPool):
         return 7 + 2 * self.n_classes + self.nb_vos
 
     def mdp(self, nb_hosts: int) -> MDP:
-        """The pool and per-class queues; the class served next (elastic: and the pool's step)."""
+        """The pool and per-class queues; the class served next (elastic: and the pool's step); an
+        episode lasts ``max_time``."""
         actions = self.n_classes if self.mode == "scheduling" else (self.n_classes, len(self.pool_steps))
-        return MDP((self.obs_size,), actions)
+        return MDP((self.obs_size,), actions, horizon=self.max_time)
 
 
 def deadline(s: ElasticPool, job: Job) -> float:

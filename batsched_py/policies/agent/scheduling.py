@@ -43,7 +43,7 @@ from ..base import QueuePolicy
 from ..options import PolicyOptionError, flag_option, number_option
 from ..power import PowerMixin
 from ..selection import Selector, preferring
-from .base import MDP, ActionError, AgentMixin, action_int
+from .base import MDP, ActionError, AgentMixin, action_int, max_time_option
 from .clock import Grid
 from .nodes import switch_idle_nodes_off
 from .shutdown import _int_option
@@ -65,7 +65,7 @@ class AgentQueue(QueuePolicy):
 class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
     description = "DeepScheduling decision points: which queued job starts now (timeout shutdown beneath)"
     AGENT_OPTIONS = frozenset({"dt", "day", "day_start", "start_asleep", "max_queue", "max_running", "history",
-                               "confidence_jobs"})
+                               "confidence_jobs", "max_time"})
     # (PowerMixin's options but 'base': the queue beneath is this class's own, AgentQueue)
     OPTIONS = QueuePolicy.OPTIONS | (PowerMixin.POWER_OPTIONS - {"base"}) | AGENT_OPTIONS | {"policy"}
 
@@ -73,7 +73,7 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
     def option_defaults(cls) -> dict[str, Any]:
         return {**super().option_defaults(), "timeout": 5, "cores_per_node": 12, "dt": 1.0,
                 "day": 1440.0, "day_start": 0.0, "start_asleep": True, "max_queue": 20, "max_running": 20,
-                "history": 20, "confidence_jobs": 5, "policy": None,
+                "history": 20, "confidence_jobs": 5, "max_time": None, "policy": None,
                 **({"model": None, "deterministic": True} if "model" in cls.OPTIONS else {})}
 
     def __init__(self, options: Optional[Mapping[str, Any]] = None):
@@ -93,6 +93,7 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
         self.max_running = _int_option(self.options, "max_running", 20)
         self.history = _int_option(self.options, "history", 20)
         self.confidence_jobs = _int_option(self.options, "confidence_jobs", 5)
+        self.max_time = max_time_option(self.options)
         # The last `history` snapshots, each row written twice (at i and i + history) so that the
         # window ending at any row is one contiguous slice: no deque to stack at every observation.
         self._snapshots = np.zeros((2 * self.history, SNAPSHOT_FEATURES), np.float32)
@@ -102,9 +103,11 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
         self.invalid_actions = 0
 
     def mdp(self, nb_hosts: int) -> MDP:
-        """The queue, the running jobs and the snapshots; action i starts the i-th queued job, 0 waits."""
+        """The queue, the running jobs and the snapshots; action i starts the i-th queued job, 0 waits;
+        an episode lasts ``max_time`` from the start of the day."""
         return MDP({"queue": (self.max_queue, QUEUE_FEATURES), "running": (self.max_running, RUNNING_FEATURES),
-                    "snapshots": (self.history, SNAPSHOT_FEATURES)}, self.max_queue + 1)
+                    "snapshots": (self.history, SNAPSHOT_FEATURES)}, self.max_queue + 1,
+                   horizon=None if self.max_time is None else self.day_start + self.max_time)
 
     def on_simulation_begins(self, event) -> None:
         super().on_simulation_begins(event)

@@ -100,9 +100,10 @@ class ShutdownScheduler(AgentMixin, QueuePolicy):
         self._seen: Optional[np.ndarray] = None   # the features the agent was shown at this point
 
     def mdp(self, nb_hosts: int) -> MDP:
-        """The window of ``history`` feature rows; how many of the nodes to keep off, 0..G."""
+        """The window of ``history`` feature rows; how many of the nodes to keep off, 0..G; an
+        episode is a day of ``day / dt`` decisions (counted, not timed: no float accumulation)."""
         nodes = len(node_masks(nb_hosts, self.cores))
-        return MDP((self.history, feature_count(nodes, self.k)), nodes + 1)
+        return MDP((self.history, feature_count(nodes, self.k)), nodes + 1, max_steps=int(round(self.day / self.dt)))
 
     # --- the platform ---------------------------------------------------------------------
     def on_simulation_begins(self, event) -> None:

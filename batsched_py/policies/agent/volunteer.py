@@ -61,7 +61,7 @@ from ...platforms.volunteer import OFF_TIME, ON_TIME
 from ...scheduler import HostState, Job, Scheduler
 from ...scheduler.view import bits_of
 from ..options import PolicyOptionError, choice_option, number_option, refuse_unknown
-from .base import AgentMixin, action_int
+from .base import MDP, AgentMixin, action_int, max_time_option
 
 LEVELS = ("computer", "cluster", "cluster-week", "system")
 DAY = 86400.0
@@ -186,10 +186,6 @@ class VolunteerPool(Scheduler):
         for h in set(self.owner_hosts[lo:hi].tolist()):
             mask |= 1 << h
         return mask
-
-    @property
-    def n_actions(self) -> int:
-        return {"computer": len(self.platform) + 1, "system": 2}.get(self.level, self.nb_clusters + 1)
 
     def idle_limits(self) -> list[float]:
         """How long an idle PC stays awake now, per opening hours (index ``opening_of[h]``): one test
@@ -364,6 +360,35 @@ class VolunteerPool(Scheduler):
 
 class VolunteerScheduler(AgentMixin, VolunteerPool):
     description = "Forshaw & McGough's decision points: where each HTC job runs on a volunteer pool, or nowhere yet"
+    OPTIONS = VolunteerPool.OPTIONS | {"max_time"}
+
+    def __init__(self, options: Optional[Mapping[str, Any]] = None):
+        super().__init__(options)
+        self.max_time = max_time_option(self.options)
+        # the observation's hour of arrival: of the day, of the week at level cluster-week
+        self.hours = 168 if self.level == "cluster-week" else 24
+
+    def mdp(self, nb_hosts: int, nb_clusters: Optional[int] = None) -> MDP:
+        """``[hour, evicted hours, cut]``; a PC, a room or any PC, the last action leaving the job
+        queued; an episode lasts ``max_time``.  ``nb_clusters``: the platform's rooms (default: those
+        of the simulated platform, known once the simulation began)."""
+        return MDP((3,), self.action_count(nb_hosts, nb_clusters), levels=(self.hours, MAX_EVICTED_HOURS + 1, 2),
+                   horizon=self.max_time)
+
+    def action_count(self, nb_hosts: int, nb_clusters: Optional[int] = None) -> int:
+        if self.level == "computer":
+            return nb_hosts + 1
+        if self.level == "system":
+            return 2
+        rooms = getattr(self, "nb_clusters", None) if nb_clusters is None else nb_clusters
+        if rooms is None:
+            raise ValueError(f"level {self.level}: the actions are the platform's rooms, read when the simulation "
+                             "begins: give nb_clusters until then")
+        return rooms + 1
+
+    @property
+    def n_actions(self) -> int:
+        return self.action_count(len(self.platform))
 
     def current(self) -> Optional[Job]:
         return next((j for j in self.queue if self.turn.get(j.id, math.inf) <= self.now + SLACK), None)
@@ -382,7 +407,7 @@ class VolunteerScheduler(AgentMixin, VolunteerPool):
     def state(self, job: Job) -> tuple[int, int, int]:
         key = base_id(job.id)
         arrival = self.arrival.get(key, job.subtime)
-        hour = int(arrival // 3600) % (168 if self.level == "cluster-week" else 24)
+        hour = int(arrival // 3600) % self.hours
         evicted = self.evicted_run.get(key, 0.0)
         cut = int(evicted > 0 and self.now + evicted > next_reboot(self.now))
         return hour, min(MAX_EVICTED_HOURS, int(evicted // 3600)), cut
