@@ -1,9 +1,10 @@
 """SIGINT and SIGTERM as an exception, so that a run stopped by Ctrl-C or by a batch system's
 timeout closes its outputs and marks them incomplete, saying which signal stopped it."""
 import signal
+import sys
 import threading
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Iterator, NoReturn
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -25,6 +26,18 @@ class Interrupted(KeyboardInterrupt):
 def interruption(exc: BaseException) -> str:
     """What stopped a run, for its _INCOMPLETE marker: 'interrupted by SIGTERM', ..."""
     return f"interrupted by {getattr(exc, 'signal', 'SIGINT')}"
+
+
+def exit_after_stop(status: int) -> NoReturn:
+    """End the process with ``status``; a command stopped by a signal (status > 128) ignores any
+    more of them while it exits: a batch system repeats its SIGTERM, which would otherwise cut
+    short the exit's own cleanup (multiprocessing stopping a training's actor processes) and
+    replace the status.  Only a process's entry point calls this: a caller in the same process
+    (a test, a notebook) keeps its handlers."""
+    if status > 128:
+        for s in SIGNALS:
+            signal.signal(s, signal.SIG_IGN)
+    sys.exit(status)
 
 
 def exit_status(exc: BaseException) -> int:
@@ -56,23 +69,6 @@ def signals_interrupt() -> Iterator[None]:
         if received and not isinstance(exc, Interrupted):
             raise Interrupted(received[-1]) from exc
         raise
-    finally:
-        for s, h in previous.items():
-            signal.signal(s, h)
-
-
-@contextmanager
-def signals_ignored() -> Iterator[None]:
-    """Within the block, SIGINT and SIGTERM are ignored (a stopped command saying why: a second
-    signal would cut that short, and its exit status); the previous handlers return after it, so
-    a caller in the same process (a test, a notebook) keeps its Ctrl-C.  Main thread only, as
-    :func:`signals_interrupt`."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = {s: signal.signal(s, signal.SIG_IGN) for s in SIGNALS}
-    try:
-        yield
     finally:
         for s, h in previous.items():
             signal.signal(s, h)

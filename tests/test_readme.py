@@ -39,7 +39,7 @@ def _run_headline(tmp_path: Path, scheduler: str = "timeout") -> subprocess.Comp
     argv = shlex.split(run)[1:]
     argv[argv.index("--scheduler") + 1] = scheduler
     env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
-    done = subprocess.run([sys.executable, "-c", "import sys; from batsched_py.cli import main; sys.exit(main())",
+    done = subprocess.run([sys.executable, "-c", "from batsched_py.cli import command; command()",
                            *argv], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     return done

@@ -6,7 +6,7 @@ import warnings
 from typing import Callable, Optional, Sequence
 
 from .. import __version__, compiled_modules
-from ..interrupts import exit_status, interruption, signals_interrupt
+from ..interrupts import exit_after_stop, exit_status, interruption, signals_interrupt
 from . import agents, campaign, emulate, metrics, platform, plot, workloads
 from .common import KNOWN_ERRORS, error_text
 from .compare import add_compare, cmd_compare
@@ -76,3 +76,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except KNOWN_ERRORS as exc:
         print(f"batsched-py {args.command}: error: {error_text(exc)}", file=sys.stderr)
         return 2
+
+
+def command() -> None:
+    """The ``batsched-py`` process: :func:`main`, then its exit (see exit_after_stop)."""
+    exit_after_stop(main())

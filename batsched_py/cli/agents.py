@@ -11,7 +11,7 @@ from typing import Optional, Sequence
 from ..agents.common.figures import draw
 from ..argtypes import count, positive_count, time_unit
 from ..errors import BatschedError
-from ..interrupts import exit_status, interruption, signals_ignored, signals_interrupt
+from ..interrupts import exit_status, interruption, signals_interrupt
 
 
 def _json_object(text: str) -> dict:
@@ -95,9 +95,8 @@ def train_main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"batsched-py train: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:
-        with signals_ignored():
-            print(f"batsched-py train: {interruption(exc)}; the checkpoints saved are in {args.out / 'checkpoints'} "
-                  "(continue with --resume)", file=sys.stderr)
+        print(f"batsched-py train: {interruption(exc)}; the checkpoints saved are in {args.out / 'checkpoints'} "
+              "(continue with --resume)", file=sys.stderr)
         return exit_status(exc)
     record = json.loads((path.parent / "model.json").read_text())
     print(f"model: {path} ({record['steps']} steps in {record['wall_time_s']} s); record: {path.parent / 'model.json'}")

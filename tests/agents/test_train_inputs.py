@@ -204,9 +204,10 @@ def test_the_papers_train_finds_are_the_entry_points_of_their_group(monkeypatch)
 
 
 def test_an_interrupted_train_called_from_python_gives_its_caller_ctrl_c_back(tmp_path, days, capsys, monkeypatch):
-    """The report of a stopped training ignores further signals only while it is written: a caller
-    in the same process (a notebook, this suite) keeps its SIGINT handler, and the children it
-    starts later do not inherit an ignored SIGINT (Python would then install no handler in them)."""
+    """A stopped training leaves its caller's handlers as they were: a caller in the same process (a
+    notebook, this suite) keeps its Ctrl-C, and the children it starts later inherit no ignored SIGINT
+    (Python would install no handler in them).  Only the command's own exit ignores a repeated signal
+    (exit_after_stop; tests/agents/test_train_kills.py sends them)."""
     import signal
 
     from batsched_py.agents.common import training

@@ -33,8 +33,8 @@ if os.environ.get("SLOW_SAVE"):
             time.sleep(0.3)
         save(self, path, *args, **kwargs)
     BaseAlgorithm.save = slow_save
-from batsched_py.cli import main
-sys.exit(main())
+from batsched_py.cli import command
+command()
 """
 
 

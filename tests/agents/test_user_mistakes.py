@@ -72,7 +72,7 @@ def test_an_interrupted_training_keeps_its_checkpoints_and_says_so(tmp_path, sig
     argv = _train(tmp_path, "--vec-env", vec, "--checkpoint-every", "64", "--hyper", '{"n_steps": 32}')
     argv[argv.index("--total-steps") + 1] = "1000000"
     env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
-    proc = subprocess.Popen([sys.executable, "-c", "import sys; from batsched_py.cli import main; sys.exit(main())",
+    proc = subprocess.Popen([sys.executable, "-c", "from batsched_py.cli import command; command()",
                              "train", *argv], env=env, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while latest_checkpoint(out / "checkpoints") is None:
@@ -154,7 +154,7 @@ def test_an_interrupted_evaluation_keeps_its_finished_days_and_says_so(tmp_path,
     (tmp_path / "slowpolicy.py").write_text(SLOW_POLICY)
     out = tmp_path / "out"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(tmp_path), os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.Popen([sys.executable, "-c", "import sys; from batsched_py.cli import main; sys.exit(main())",
+    proc = subprocess.Popen([sys.executable, "-c", "from batsched_py.cli import command; command()",
                              "evaluate", *_evaluate(tmp_path, "--policies", "T0,slowpolicy:slow", "-j", "1")],
                             env=env, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120

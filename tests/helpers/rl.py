@@ -16,7 +16,7 @@ def emulate_command() -> str:
     exe = shutil.which("batsched-py")
     if exe:
         return f"'{exe}' emulate"
-    return f"'{sys.executable}' -c 'import sys; from batsched_py.cli import main; sys.exit(main())' emulate"
+    return f"'{sys.executable}' -c 'from batsched_py.cli import command; command()' emulate"
 
 # Elastic-v0: 140 hosts with sleep pstates (batsched-py platform cluster -n 140) and 1,200 LPC-EGEE jobs
 ELASTIC_PLATFORM = ROOT / "platforms" / "elastic_140.xml"
