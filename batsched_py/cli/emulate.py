@@ -8,7 +8,7 @@ from typing import Any, Optional, Sequence
 from ..argtypes import count, non_negative
 from ..interrupts import exit_status, interruption, signals_interrupt
 from ..emulator.options import EngineOptions
-from ..emulator.state import Exchange
+from ..transport.backend import Exchange
 from ..models.errors import EmulatorError
 from ..emulator.peer import ZmqPeer
 from ..emulator.simulate import SimulationResult, run_engine

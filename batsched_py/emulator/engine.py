@@ -51,7 +51,6 @@ message is formatted only when there is an error.
 """
 from __future__ import annotations
 
-from time import perf_counter as _perf_counter
 from typing import Callable, Generator, Optional, Sequence
 
 from .. import protocol as p
@@ -60,11 +59,9 @@ from ..models.events_file import ExternalEvent
 from ..models.json_numbers import as_batsim_reads
 from ..models.platform import Platform, compute_resources_json
 from ..models.workload import Workload
-from ..scheduler.failure import policy_failure
 from .decisions import Decisions
 from .machines import Machines
 from .options import EngineOptions
-from .state import Exchange
 from .timeline import Action, Timeline
 
 __all__ = ["Engine"]
@@ -85,20 +82,20 @@ def _sub_round(put: list) -> int:
     return put[0]
 
 
-def _released(message: p.Message) -> p.Message:
-    """The exchange of a released engine (Engine.release)."""
+def _released(_) -> None:
+    """The ready put of a released engine (Engine.release)."""
     raise EmulatorError("this engine's run is over and released")
 
 
 class Engine(Decisions):
     """Batsim 4.2.1's server loop: its layers (state.py, submitters.py, switches.py, jobs.py,
     decisions.py) each add one kind of actor or message; this one runs the mailbox, SimGrid's
-    steps and rounds, and the exchange of requests and replies."""
+    steps and rounds, and the requests and replies, driven by its caller (:meth:`steps`)."""
 
     def __init__(self, platform: Platform, workloads: list[Workload], events: list[list[ExternalEvent]],
-                 machines: Machines, writers, exchange: Exchange, options: EngineOptions,
+                 machines: Machines, writers, options: EngineOptions,
                  on_progress: Optional[Callable[[int, int], None]] = None):
-        super().__init__(platform, workloads, machines, writers, exchange, options, on_progress)
+        super().__init__(platform, workloads, machines, writers, options, on_progress)
         # The handlers of the messages of compute hosts' actors (job executors, switch actors), see
         # _cross (bound methods, compared as such: compiled ones have no __func__).
         self._compute_host_senders = {self._on_end, self._on_switch}
@@ -126,7 +123,6 @@ class Engine(Decisions):
         self.jobs = {}
         self.workloads = {}
         self.tl = Timeline()
-        self.exchange = _released
         self._decisions = {}
         self._compute_host_senders = set()
         self._ready_put = (_released, None)
@@ -136,25 +132,6 @@ class Engine(Decisions):
         self._readers = []
         self._check_read = None
         self._out = []
-
-    def run(self) -> None:
-        """The whole simulation, each request answered by ``self.exchange``."""
-        steps = self.steps()
-        send = steps.send
-        exchange = self.exchange
-        request = next(steps)       # (there is always a first request: SIMULATION_BEGINS)
-        while True:
-            t0 = _perf_counter()
-            try:
-                reply = exchange(request)
-            except Exception as exc:    # (the scheduler side's: named with the time, see policy_failure)
-                raise policy_failure(exc, request.now)
-            finally:
-                self.exchange_time += _perf_counter() - t0
-            try:
-                request = send(reply)
-            except StopIteration:
-                return
 
     def steps(self) -> Generator[p.Message, p.Message, None]:
         """The simulation driven by its caller, sans-IO: yields each request to the scheduler and

@@ -11,7 +11,7 @@ from ..models.profiles import Task, expand_tasks
 from ..models.workload import Job, Workload
 from .machines import Machines
 from .options import EngineOptions
-from .state import PROGRESS_EVERY, Exchange
+from .state import PROGRESS_EVERY
 from .switches import Switches
 from .timeline import Action
 
@@ -61,9 +61,8 @@ class JobExecution(Switches):
     """The engine's job executors and the server's side of a job's end."""
 
     def __init__(self, platform: Platform, workloads: list[Workload], machines: Machines, writers,
-                 exchange: Exchange, options: EngineOptions,
-                 on_progress: Optional[Callable[[int, int], None]] = None):
-        super().__init__(platform, workloads, machines, writers, exchange, options, on_progress)
+                 options: EngineOptions, on_progress: Optional[Callable[[int, int], None]] = None):
+        super().__init__(platform, workloads, machines, writers, options, on_progress)
         self._plans: dict[str, dict[str, _Plan]] = {}     # per workload and profile: see _Plan
 
     def _plan(self, job: Job) -> _Plan:

@@ -1,4 +1,6 @@
-"""In-process API: run a whole simulation against a Scheduler (or any exchange callable)."""
+"""In-process API: run a whole simulation against a Scheduler (or any exchange callable), the
+emulator being a caller-driven Backend (:class:`Emulation`) driven as real Batsim is
+(transport/backend.py)."""
 from __future__ import annotations
 
 import gc
@@ -21,12 +23,12 @@ from ..models.platform import load_platform
 from ..models.thermal import THERMAL_SUFFIX, ThermalModel, ThermalParams
 from ..models.workload import Job, load_workload, nb_res_of
 from ..scheduler import Session
+from ..transport.backend import Exchange, drive
 from .engine import Engine
 from .machines import Machines
 from .options import EngineOptions
 from .outputs import OutputWriters
 from .progress import progress_bar
-from .state import Exchange
 
 __all__ = ["simulate", "run_engine", "Emulation", "SimulationResult", "JobOutcome"]
 
@@ -96,7 +98,7 @@ def run_engine(platform: str | Path, workloads: Sequence[str | Path], exchange: 
                master_host: str = "master_host", progress: bool = False,
                options: Optional[EngineOptions] = None, machine_states: bool = True,
                thermal: Optional[ThermalParams] = None) -> SimulationResult:
-    """Load inputs, run the engine with ``exchange``; outputs are closed (marked incomplete on error).
+    """Load inputs, answer each request with ``exchange``; outputs are closed (marked incomplete on error).
     ``machine_states=False`` (Batsim's --disable-machine-state-tracing) writes no PREFIX_machine_states.csv;
     ``thermal`` turns the processor power/temperature model on (PREFIX_thermal.csv, see thermal.py)."""
     with _quiet_gc(), _inputs_untraversed() as loaded:
@@ -106,14 +108,13 @@ def run_engine(platform: str | Path, workloads: Sequence[str | Path], exchange: 
                               thermal=thermal)
         loaded()
         with emulation:
-            emulation.engine.exchange = exchange
-            emulation.engine.run()
-            emulation.complete = True
-        return emulation.close()
+            drive(exchange, emulation)
+        return emulation.closed()
 
 
 class Emulation:
-    """One simulation driven by its caller, one request at a time (sans-IO, no thread)::
+    """One simulation driven by its caller, one request at a time (sans-IO, no thread): the
+    emulator's :class:`~batsched_py.transport.backend.Backend`::
 
         with Emulation(platform, [workload]) as emulation:
             request = emulation.start()
@@ -121,15 +122,17 @@ class Emulation:
                 request = emulation.send(scheduler_reply_to(request))
         emulation.result
 
-    Leaving the ``with`` block closes the output files, marked incomplete unless the simulation
-    ended (an error, or a caller that stops early); ``result`` then holds what was simulated."""
+    Leaving the ``with`` block (or ``close()``) closes the output files, marked incomplete unless
+    the simulation ended (an error, or a caller that stops early: ``unfinished`` says why, else
+    'unknown error'); ``result`` then holds what was simulated.  The time between a request given
+    and its reply is the scheduler's (the outputs' ``scheduling_time``), as Batsim counts it."""
 
     def __init__(self, platform: str | Path, workloads: Sequence[str | Path], *,
                  output_prefix: str | Path | None = None, energy: bool = False,
                  events: Sequence[str | Path] = (), mmax: int = 0, mmax_workload: bool = False,
                  master_host: str = "master_host", progress: bool = False,
                  options: Optional[EngineOptions] = None, machine_states: bool = True,
-                 thermal: Optional[ThermalParams] = None):
+                 thermal: Optional[ThermalParams] = None, unfinished: Optional[str] = None):
         self.started = time.perf_counter()
         options = options or EngineOptions()
         options.energy = energy
@@ -164,9 +167,12 @@ class Emulation:
                 self._thermal_file = open(f"{output_prefix}{THERMAL_SUFFIX}", "w", buffering=1 << 16)
             self.machines.thermal = ThermalModel(thermal, plat.nb_hosts, self._thermal_file)
         update, self._close_bar = progress_bar(progress, sum(len(w.jobs) for w in wls))
-        self.engine = Engine(plat, wls, evs, self.machines, self.writers, _no_exchange, options, update)
+        self.engine = Engine(plat, wls, evs, self.machines, self.writers, options, update)
         self._steps: Optional[Generator[p.Message, p.Message, None]] = None
+        self.scheduling_time = 0.0      # wall-clock seconds between a request given and its reply
+        self._asked = 0.0               # when the last request was given
         self.complete = False
+        self.unfinished = unfinished
         self.error: Optional[str] = None
         self.result: Optional[SimulationResult] = None
 
@@ -180,17 +186,22 @@ class Emulation:
         if self._steps is not None:
             raise EmulatorError("Emulation.start() called twice")
         self._steps = self.engine.steps()
-        return next(self._steps)
+        request = next(self._steps)
+        self._asked = time.perf_counter()
+        return request
 
     def send(self, reply: p.Message) -> Optional[p.Message]:
         """Apply the scheduler's ``reply``; the next request, or None once the simulation ended."""
         if self._steps is None:
             raise EmulatorError("Emulation.send() before start()")
+        self.scheduling_time += time.perf_counter() - self._asked
         try:
-            return self._steps.send(reply)
+            request = self._steps.send(reply)
         except StopIteration:
             self.complete = True
             return None
+        self._asked = time.perf_counter()
+        return request
 
     def __enter__(self) -> "Emulation":
         return self
@@ -203,11 +214,17 @@ class Emulation:
                           if isinstance(exc, KeyboardInterrupt) else f"{kind.__name__}: {exc}")
         self.close()
 
-    def close(self) -> SimulationResult:
+    def close(self) -> None:
+        """Close the outputs (idempotent): ``result`` then holds what was simulated."""
+        self.closed()
+
+    def closed(self) -> SimulationResult:
         """Close the outputs (idempotent) and return the result of what was simulated."""
         if self.result is not None:
             return self.result
         engine, machines = self.engine, self.machines
+        if not self.complete and self.error is None:
+            self.error = self.unfinished
         try:
             self._close_bar()
             if machines.thermal is not None:
@@ -216,7 +233,7 @@ class Emulation:
                     self._thermal_file.close()
             if self.writers is not None:
                 self.writers.close(engine.now, machines.stats(engine.now), nb_jobs=engine.nb_submitted,
-                                   scheduling_time=engine.exchange_time,
+                                   scheduling_time=self.scheduling_time,
                                    simulation_time=time.perf_counter() - self.started,
                                    complete=self.complete, error=self.error)
             self.result = SimulationResult(
@@ -229,10 +246,6 @@ class Emulation:
                 self._steps.close()
             engine.release()
         return self.result
-
-
-def _no_exchange(message: p.Message) -> p.Message:
-    raise EmulatorError("this emulation is driven step by step (Emulation.send), not by an exchange")
 
 
 def _nb_res(path: str | Path) -> int:

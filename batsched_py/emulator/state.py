@@ -13,9 +13,7 @@ from .machines import Machines
 from .options import EngineOptions
 from .timeline import Action, Timeline
 
-__all__ = ["EngineState", "Exchange", "PROGRESS_EVERY"]
-
-Exchange = Callable[[p.Message], p.Message]
+__all__ = ["EngineState", "PROGRESS_EVERY"]
 
 # on_progress is called every this many finished (or rejected) jobs, and once at the end.
 PROGRESS_EVERY = 256
@@ -26,14 +24,11 @@ class EngineState:
     mailbox and buffered events, and the counters that tell when the simulation is over."""
 
     def __init__(self, platform: Platform, workloads: list[Workload], machines: Machines, writers,
-                 exchange: Exchange, options: EngineOptions,
-                 on_progress: Optional[Callable[[int, int], None]] = None):
+                 options: EngineOptions, on_progress: Optional[Callable[[int, int], None]] = None):
         self.platform = platform
         self.workloads = {w.name: w for w in workloads}
         self.machines = machines
         self.writers = writers
-        self.exchange = exchange
-        self.exchange_time = 0.0               # wall-clock seconds spent in exchange (the scheduler)
         self.opt = options
         self.on_progress = on_progress
         self.jobs: dict[str, Job] = {}

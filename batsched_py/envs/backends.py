@@ -2,7 +2,8 @@
 
 A backend is the caller-driven interface of transport/backend.py, sans-IO on our side: ``start()``
 gives Batsim's first request, ``send(reply)`` the next one (None once the simulation ended),
-``close()`` stops what is left.  ``emulator`` advances the step-driven emulator in this process;
+``close()`` stops what is left.  ``emulator`` advances the step-driven emulator in this process
+(:class:`~batsched_py.emulator.Emulation`);
 ``batsim`` and ``docker`` start a real Batsim (binary from ``$BATSCHED_PY_BATSIM`` or PATH, or
 the ``oarteam/batsim`` image) through the launcher, served on a loopback REP endpoint by the same
 code as ``serve`` (ZMTP fast path, timeouts, Batsim's death and its CRITICAL line).
@@ -14,7 +15,6 @@ import tempfile
 from pathlib import Path
 from typing import Optional, Sequence
 
-from .. import protocol as p
 from ..emulator import Emulation
 from ..emulator.options import FLAG_OPTIONS, EngineOptions
 from ..launcher import open_backend
@@ -25,37 +25,18 @@ BACKENDS = ("emulator", "batsim", "docker")
 TIMEOUT = 60.0      # seconds a real Batsim may stay silent
 
 
-class EmulatorBackend:
-    """The emulator in this process, one request at a time."""
-
-    def __init__(self, platform: Path, workload: Path, *, energy: bool = True,
-                 output_prefix: Optional[str] = None, events: Sequence[Path] = (), flags: Sequence[str] = ()):
-        options = EngineOptions()
-        for flag in flags:
-            setattr(options, FLAG_OPTIONS[flag], True)
-        self.emulation = Emulation(platform, [workload], energy=energy, output_prefix=output_prefix,
-                                   events=events, options=options)
-
-    def start(self) -> p.Message:
-        return self.emulation.start()
-
-    def send(self, reply: p.Message) -> Optional[p.Message]:
-        return self.emulation.send(reply)
-
-    def close(self) -> None:
-        if not self.emulation.complete and self.emulation.error is None:    # (else 'unknown error')
-            self.emulation.error = "the environment ended the episode first (truncated, reset or closed)"
-        self.emulation.close()
-
-
 def make_backend(name: str, platform: Path, workload: Path, *, energy: bool = True,
                  output_prefix: Optional[str] = None, events: Sequence[Path] = (),
                  flags: Sequence[str] = ()) -> Backend:
     """``events``: Batsim ``--events`` files; ``flags``: Batsim flags among emulator.options.FLAG_OPTIONS.
     Without ``output_prefix``, a real Batsim writes its outputs to a folder removed on close."""
     if name == "emulator":
-        return EmulatorBackend(platform, workload, energy=energy, output_prefix=output_prefix, events=events,
-                               flags=flags)
+        options = EngineOptions()
+        for flag in flags:
+            setattr(options, FLAG_OPTIONS[flag], True)
+        return Emulation(platform, [workload], energy=energy, output_prefix=output_prefix, events=events,
+                         options=options,
+                         unfinished="the environment ended the episode first (truncated, reset or closed)")
     if name not in ("batsim", "docker"):
         raise ValueError(f"backend {name!r}: choose one of {', '.join(BACKENDS)}")
     scratch = None

@@ -55,7 +55,7 @@ def launch(backend: str, scheduler: Any, platform: Path, workloads: Sequence[Pat
     batsim = open_backend(backend, args, timeout=float(timeout) if timeout else None,
                           batsim_command=batsim_command, image=image, docker_client=docker_client)
     try:
-        drive(Session(scheduler), batsim)
+        drive(Session(scheduler).handle, batsim)
     finally:
         batsim.close()
     return Path(args.export)

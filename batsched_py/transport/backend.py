@@ -6,16 +6,19 @@ a supervised subprocess or container (:mod:`batsched_py.launcher`).  ``start()``
 first request, ``send(reply)`` answers the last request and gives the next one (None once
 SIMULATION_ENDS is answered), ``close()`` stops what is left, on every way out.
 
-:func:`drive` answers every request with a :class:`Session`; an environment answers through the
-same Session but stops at agent decision points (envs/core.py).
+:func:`drive` answers every request with an exchange callable: a :class:`Session`'s ``handle``,
+or Batsim's side of a scheduler elsewhere (the emulator's ZeroMQ peer); an environment answers
+through a Session but stops at agent decision points (envs/core.py).
 """
 from __future__ import annotations
 
 from typing import Callable, Optional, Protocol
 
 from .. import protocol as p
-from ..scheduler import Session
 from ..scheduler.failure import policy_failure
+
+#: A scheduler as its driver sees it: a request in, the reply out.
+Exchange = Callable[[p.Message], p.Message]
 
 
 class Backend(Protocol):
@@ -24,12 +27,12 @@ class Backend(Protocol):
     def close(self) -> None: ...
 
 
-def drive(session: Session, backend: Backend,
-          on_exchange: Optional[Callable[[p.Message, p.Message], None]] = None) -> Session:
-    """Answer each of ``backend``'s requests with ``session`` until the simulation ends; returns
-    ``session``.  A failure of the policy is raised as SchedulerFailure naming the time
-    (:func:`policy_failure`).  The caller closes ``backend``."""
-    handle, send = session.handle, backend.send
+def drive(exchange: Exchange, backend: Backend,
+          on_exchange: Optional[Callable[[p.Message, p.Message], None]] = None) -> None:
+    """Answer each of ``backend``'s requests with ``exchange`` until the simulation ends.  A
+    failure of the policy is raised as SchedulerFailure naming the time (:func:`policy_failure`).
+    The caller closes ``backend``."""
+    handle, send = exchange, backend.send
     request: Optional[p.Message] = backend.start()
     while request is not None:
         try:
@@ -40,4 +43,3 @@ def drive(session: Session, backend: Backend,
         if on_exchange is not None:
             on_exchange(request, reply)
         request = following
-    return session

@@ -87,7 +87,9 @@ def serve(scheduler: Scheduler, endpoint: str = DEFAULT_ENDPOINT, timeout: Optio
     try:
         if on_bound is not None:
             on_bound(batsim.endpoint)
-        return drive(Session(scheduler), batsim, on_exchange)
+        session = Session(scheduler)
+        drive(session.handle, batsim, on_exchange)
+        return session
     finally:
         batsim.close()
 

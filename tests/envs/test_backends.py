@@ -20,7 +20,9 @@ def schedule(prefix: Path) -> dict[str, tuple[str, str, str]]:
 def run(backend_name: str, prefix: Path) -> Session:
     backend = make_backend(backend_name, PLATFORM, DAY, output_prefix=str(prefix))
     try:
-        return drive(Session(create("easy", {})), backend)
+        session = Session(create("easy", {}))
+        drive(session.handle, backend)
+        return session
     finally:
         backend.close()
 

@@ -268,7 +268,7 @@ def test_the_environments_docker_backend_is_this_container(tmp_path, inputs, mon
     monkeypatch.setattr(container, "docker_client", lambda _=None: client)
     backend = make_backend("docker", platform, workload, output_prefix=str(tmp_path / "out" / "env"))
     try:
-        drive(Session(create("fcfs", {})), backend)
+        drive(Session(create("fcfs", {})).handle, backend)
     finally:
         backend.close()
     want = launch("docker", create("fcfs", {}), platform, [workload], export=str(tmp_path / "out" / "launch"),
