@@ -1,7 +1,9 @@
 """simulate(): platforms whose network is not modelled run with a warning; progress on the terminal."""
+import csv
 import json
 import subprocess
 import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -9,7 +11,8 @@ import pytest
 
 from batsched_py.emulator import simulate
 from batsched_py.models.errors import EmulatorError, NetworkNotModelledWarning
-from batsched_py.scheduler import create
+from batsched_py.scheduler import Session, create
+from batsched_py.scheduler.failure import SchedulerFailure
 
 from golden_replay import GOLDEN
 
@@ -273,3 +276,40 @@ def test_a_run_keeps_the_gc_off_its_inputs_and_restores_it(tmp_path):
         assert 0 < gc.get_freeze_count() <= count       # (not unfrozen; some frozen objects died)
     finally:
         gc.unfreeze()
+
+
+def test_the_schedulers_time_is_the_outputs_scheduling_time(tmp_path):
+    """The emulator counts the time from a request given to its reply as the scheduler's, as
+    Batsim does: a scheduler that sleeps 20 ms on each of its first 5 requests took at least 0.1 s."""
+    _, workload = _inputs(tmp_path)
+    session = Session(create("fcfs"))
+
+    def slow(message):
+        if session.messages < 5:
+            time.sleep(0.02)
+        return session.handle(message)
+
+    result = simulate(NO_NET, [workload], slow, output_prefix=tmp_path / "out")
+    with open(tmp_path / "out_schedule.csv", newline="") as f:
+        row = next(csv.DictReader(f))
+    assert result.complete and session.messages >= 5
+    assert 0.1 <= float(row["scheduling_time"]) <= float(row["simulation_time"])
+
+
+def test_a_policy_bug_is_named_with_its_time_and_the_outputs_say_so(tmp_path):
+    """A bug in the policy's code (not one of the package's errors) stops the run with one line
+    naming the time of the message it was answering; the outputs are marked incomplete with it."""
+    _, workload = _inputs(tmp_path)
+    session = Session(create("fcfs"))
+
+    def buggy(message):
+        if message.now > 0:
+            raise ZeroDivisionError("policy bug")
+        return session.handle(message)
+
+    with pytest.raises(SchedulerFailure, match=r"the scheduler failed at t=\S+ \(answering that message\): "
+                                               r"ZeroDivisionError: policy bug") as failed:
+        simulate(NO_NET, [workload], buggy, output_prefix=tmp_path / "out")
+    assert isinstance(failed.value.__cause__, ZeroDivisionError)
+    marker = (tmp_path / "out_INCOMPLETE").read_text()
+    assert "policy bug" in marker and (tmp_path / "out_jobs.csv").exists()
