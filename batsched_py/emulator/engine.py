@@ -51,6 +51,7 @@ message is formatted only when there is an error.
 """
 from __future__ import annotations
 
+from time import perf_counter as _perf_counter
 from typing import Callable, Generator, Optional, Sequence
 
 from .. import protocol as p
@@ -90,7 +91,8 @@ def _released(_) -> None:
 class Engine(Decisions):
     """Batsim 4.2.1's server loop: its layers (state.py, submitters.py, switches.py, jobs.py,
     decisions.py) each add one kind of actor or message; this one runs the mailbox, SimGrid's
-    steps and rounds, and the requests and replies, driven by its caller (:meth:`steps`)."""
+    steps and rounds, and the requests and replies, driven by its caller: :meth:`steps`, or
+    ``start``/``send``/``close``, the same as a Backend of transport/backend.py."""
 
     def __init__(self, platform: Platform, workloads: list[Workload], events: list[list[ExternalEvent]],
                  machines: Machines, writers, options: EngineOptions,
@@ -132,6 +134,38 @@ class Engine(Decisions):
         self._readers = []
         self._check_read = None
         self._out = []
+
+    # The Backend interface, here so that the per-message work stays in compiled code: drive()
+    # calls send() once per request (Emulation.start/send delegate to these).
+    def start(self) -> p.Message:
+        """The first request (SIMULATION_BEGINS and what comes with it)."""
+        if self._run is not None:
+            raise EmulatorError("Emulation.start() called twice")
+        self._run = run = self.steps()
+        request = next(run)
+        self._given = _perf_counter()
+        return request
+
+    def send(self, reply: p.Message) -> Optional[p.Message]:
+        """Apply the scheduler's ``reply``; the next request, or None once the simulation ended.
+        The time since the request was given is the scheduler's (``scheduling_time``, as Batsim
+        counts it)."""
+        run = self._run
+        if run is None:
+            raise EmulatorError("Emulation.send() before start()")
+        self.scheduling_time += _perf_counter() - self._given
+        try:
+            request = run.send(reply)
+        except StopIteration:
+            self.complete = True
+            return None
+        self._given = _perf_counter()
+        return request
+
+    def close(self) -> None:
+        """Stop the simulation where it is (idempotent); the outputs are the caller's."""
+        if self._run is not None:
+            self._run.close()
 
     def steps(self) -> Generator[p.Message, p.Message, None]:
         """The simulation driven by its caller, sans-IO: yields each request to the scheduler and

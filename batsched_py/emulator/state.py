@@ -4,7 +4,7 @@ energy reads, the sleeping actor that puts when it wakes, and the end-of-simulat
 from __future__ import annotations
 
 from collections import deque
-from typing import Callable, Optional
+from typing import Callable, Generator, Optional
 
 from .. import protocol as p
 from ..models.workload import Job, Workload
@@ -30,6 +30,10 @@ class EngineState:
         self.machines = machines
         self.writers = writers
         self.opt = options
+        self._run: Optional[Generator[p.Message, p.Message, None]] = None    # steps(), once started
+        self._given = 0.0                      # when the last request was given (wall clock)
+        self.scheduling_time = 0.0             # wall-clock seconds from a request given to its reply
+        self.complete = False                  # the simulation ended (its last reply applied)
         self.on_progress = on_progress
         self.jobs: dict[str, Job] = {}
         self.tl = Timeline()
