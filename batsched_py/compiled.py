@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING
 
 #: What the compiled build compiles: the per-message work of the emulator and of the scheduler
 #: side (with the request/reply loop every driver shares, transport/backend.py's drive), except
-#: batsched_py.protocol (mypy 2.4's mypyc cannot build its frozen slotted event dataclasses, and compiling its other modules saved under 5% of decoding) and the classes users
-#: subclass (Scheduler, the policies): as native classes, compiled code would ignore a subclass's class attributes;
-#: marked non-native, mypy 2.4's mypyc still checks the ``self`` of a compiled method against
+#: batsched_py.protocol (mypy 2.4's mypyc cannot build its frozen slotted event dataclasses, and
+#: compiling its other modules saved under 5% of decoding) and the classes users subclass
+#: (Scheduler, the policies): as native classes, compiled code would ignore a subclass's class
+#: attributes; marked non-native, mypy 2.4's mypyc still checks the ``self`` of a compiled method against
 #: the subclasses compiled with it when they are few (EASY's: EASY, SAF, SJF).
 MYPYC_MODULES = (
     "batsched_py/emulator/decisions.py",
