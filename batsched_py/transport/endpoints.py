@@ -301,6 +301,10 @@ def _remove_stale_socket(path: str) -> None:
         pass
 
 
+#: How long a closed libzmq endpoint may still deliver what it sent (milliseconds).
+CLOSE_LINGER_MS = 2000
+
+
 class LibzmqRep(RepEndpoint):
     """pyzmq's REP socket."""
 
@@ -331,4 +335,6 @@ class LibzmqRep(RepEndpoint):
         self._sock.send(data)
 
     def close(self) -> None:
-        self._sock.close(linger=0)
+        # The last reply (the answer to SIMULATION_ENDS) may still be queued in libzmq's I/O thread:
+        # linger 0 dropped it on a busy machine, leaving the peer waiting; a bounded linger sends it.
+        self._sock.close(linger=CLOSE_LINGER_MS)

@@ -298,6 +298,24 @@ def _req(endpoint, kind=zmq.REQ):
 
 
 @pytest.mark.parametrize("transport", ["zmtp", "libzmq"])
+def test_an_endpoint_closed_right_after_its_last_reply_still_delivers_it(transport, free_tcp_endpoint):
+    """The answer to SIMULATION_ENDS is sent just before the endpoint closes: closing must not drop it
+    (libzmq's linger 0 did for a reply still queued in its I/O thread: a busy machine lost the last
+    of the echo test's replies below)."""
+    rep = bind_rep(free_tcp_endpoint, transport)
+    sock = _req(free_tcp_endpoint)
+    try:
+        sock.send(b"SIMULATION_ENDS")
+        assert rep.wait(30.0) == b"SIMULATION_ENDS"
+        body = bytes(64 << 20)          # (64 MiB: more than loopback takes before close() returns)
+        rep.send(body)
+        rep.close()
+        assert sock.recv() == body
+    finally:
+        sock.close()
+
+
+@pytest.mark.parametrize("transport", ["zmtp", "libzmq"])
 def test_libzmq_req_peer_all_sizes(transport, free_tcp_endpoint):
     sizes = [0, 1, 200, 255, 256, 65_535, 65_536, 3_000_000]
     _echo_through(bind_rep(free_tcp_endpoint, transport), free_tcp_endpoint, [os.urandom(n) for n in sizes])
