@@ -15,6 +15,14 @@ class _Deferring:
     pending = ""
 
 
+class _Interrupting:
+    """signals_interrupt's state: blocks open, and the signal already raised.  Once one is raised the
+    work is stopping, and a repeat (a batch system repeats its SIGTERM) is ignored until the outermost
+    block closes: it would only cut the cleanup short, or the report of the stop."""
+    depth = 0
+    stopping = ""
+
+
 class Interrupted(KeyboardInterrupt):
     """Raised in the main thread by SIGINT or SIGTERM; ``signal`` is the signal's name."""
 
@@ -58,11 +66,15 @@ def signals_interrupt() -> Iterator[None]:
 
     def handler(signum, frame):
         received.append(signal.Signals(signum).name)
+        if _Interrupting.stopping:
+            return
         if _Deferring.depth:
             _Deferring.pending = _Deferring.pending or received[-1]
             return
+        _Interrupting.stopping = received[-1]
         raise Interrupted(received[-1])
     previous = {s: signal.signal(s, handler) for s in SIGNALS}
+    _Interrupting.depth += 1
     try:
         yield
     except KeyboardInterrupt as exc:
@@ -70,6 +82,9 @@ def signals_interrupt() -> Iterator[None]:
             raise Interrupted(received[-1]) from exc
         raise
     finally:
+        _Interrupting.depth -= 1
+        if not _Interrupting.depth:
+            _Interrupting.stopping = ""
         for s, h in previous.items():
             signal.signal(s, h)
 
@@ -86,4 +101,5 @@ def signals_deferred() -> Iterator[None]:
         _Deferring.depth -= 1
         if not _Deferring.depth and _Deferring.pending:
             name, _Deferring.pending = _Deferring.pending, ""
+            _Interrupting.stopping = name
             raise Interrupted(name)

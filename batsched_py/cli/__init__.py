@@ -79,5 +79,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 def command() -> None:
-    """The ``batsched-py`` process: :func:`main`, then its exit (see exit_after_stop)."""
-    exit_after_stop(main())
+    """The ``batsched-py`` process: :func:`main` with SIGINT and SIGTERM raised as Interrupted
+    throughout, so that a signal between a command's own interruptible blocks, or repeated while it
+    reports its stop, still ends it with the signal's status; then its exit (see exit_after_stop)."""
+    try:
+        with signals_interrupt():
+            status = main()
+    except KeyboardInterrupt as exc:
+        status = exit_status(exc)
+    exit_after_stop(status)

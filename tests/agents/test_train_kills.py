@@ -128,6 +128,31 @@ def test_signals_wait_for_a_deferred_block_then_interrupt():
     assert written == ["whole"] and stopped.value.signal == "SIGTERM"
 
 
+def test_a_repeated_signal_while_stopping_is_ignored_until_the_outermost_block_closes():
+    """A batch system repeats its SIGTERM: once one is raised, a repeat (here during the cleanup, under
+    the outer block's handler) lets the cleanup finish; the outermost block then gives its caller's
+    handlers back, and a later signal stops a later block again."""
+    before = signal.getsignal(signal.SIGTERM)
+    cleaned = []
+    with pytest.raises(Interrupted) as stopped:
+        with signals_interrupt():
+            try:
+                with signals_interrupt():
+                    os.kill(os.getpid(), signal.SIGTERM)
+                    time.sleep(5)                 # (never: the handler raises)
+            finally:
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.05)                  # (the handler has run: it ignored the repeat)
+                cleaned.append("whole")
+    assert cleaned == ["whole"] and stopped.value.signal == "SIGTERM"
+    assert signal.getsignal(signal.SIGTERM) is before
+    with pytest.raises(Interrupted) as again:
+        with signals_interrupt():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5)
+    assert again.value.signal == "SIGINT"
+
+
 # in every process of the training (actor subprocesses included): a step that fails
 FAILING_STEP = """
 from batsched_py.envs.shutdown import ShutdownEnv

@@ -111,9 +111,10 @@ def cartpole_score(settings: dict) -> dict:
     return {"mean_length": sum(lengths) / len(lengths), "pid": os.getpid()}
 
 
-def interrupt_once_started(folder: Path, count: int, signum: int = signal.SIGINT, timeout: float = 30) -> dict:
+def interrupt_once_started(folder: Path, count: int, signum: int = signal.SIGINT, timeout: float = 120) -> dict:
     """Send ``signum`` to this process from a thread as soon as ``count`` tasks have recorded their
-    start in ``folder`` (or after ``timeout`` seconds), whatever the machine's load.  The returned
+    start in ``folder`` (or after ``timeout`` seconds: a loaded machine took over 30 s to start Ray's
+    second worker), whatever the machine's load.  The returned
     dict gets ``"at"``: when the signal went (``time.monotonic()``)."""
     import threading
     sent: dict = {}
