@@ -8,6 +8,11 @@ from typing import Iterator, NoReturn
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
+#: Longest sleep in one blocking call of a wait that may be long (seconds).  A signal that comes
+#: just before the thread enters the call (its handler pending, no call yet to interrupt) is only
+#: served when the call returns: Ctrl-C or SIGTERM would otherwise wait for the whole wait.
+WAIT_SLICE = 0.5
+
 
 class _Deferring:
     """signals_deferred's state: blocks open, and the signal received meanwhile (raised when they close)."""

@@ -28,7 +28,8 @@ from batsched_py.scheduler import Scheduler, register
 class Slow(Scheduler):
     def schedule(self):
         Path(sys.argv[1]).touch()
-        time.sleep(60)
+        for _ in range(600):     # (short sleeps: a signal sent as one begins is served at its end)
+            time.sleep(0.1)
 from batsched_py.cli import main
 sys.exit(main(["run", "-p", sys.argv[2], "-w", sys.argv[3], "--scheduler", "slow-test", "-E",
                "-e", sys.argv[4], "--no-progress"]))
@@ -97,7 +98,8 @@ def held(src, dst):
     renames.append(dst)
     if len(renames) == int(sys.argv[2]):
         Path(sys.argv[1]).touch()
-        time.sleep(60)
+        for _ in range(600):     # (short sleeps: a signal sent as one begins is served at its end)
+            time.sleep(0.1)
     real_replace(src, dst)
 os.replace = held
 from batsched_py.cli import main

@@ -21,6 +21,7 @@ from multiprocessing import connection
 from pathlib import Path
 from typing import Any, Callable, Generator, Optional, Sequence
 from ..errors import BatschedError
+from ..interrupts import WAIT_SLICE
 
 
 __all__ = ["Task", "Outcome", "Executor", "ExecutorError", "LocalExecutor", "RayExecutor", "make_executor",
@@ -120,7 +121,8 @@ class LocalExecutor(Executor):
                         yield Outcome(task.name, error=f"it cannot be sent to a worker ({describe_error(exc)})")
                         continue
                     busy[worker.conn] = (worker, task, time.perf_counter())
-                ready = connection.wait(list(busy) + [w.process.sentinel for w, _, _ in busy.values()])
+                ready = connection.wait(list(busy) + [w.process.sentinel for w, _, _ in busy.values()],
+                                        timeout=WAIT_SLICE)
                 for conn in [c for c in list(busy) if c in ready or busy[c][0].process.sentinel in ready]:
                     worker, task, started = busy.pop(conn)
                     try:

@@ -9,12 +9,14 @@ not started yet would otherwise look like a hung emulator).
 from __future__ import annotations
 
 import math
+import time
 from typing import Callable, Optional
 
 import zmq
 
 from .endpoints import PeerClosed, tcp_port_fault
 from .polling import DEFAULT_BUSY_WAIT, recv_polling
+from ..interrupts import WAIT_SLICE
 from .zmq_server import PeerTimeout
 
 _FOREVER = 1e15     # seconds (30 million years): longer timeouts mean no limit
@@ -72,14 +74,18 @@ class ReqEndpoint:
 
     def _poll(self, seconds: float) -> bool:
         """Whether the reply came within ``seconds``; PeerClosed if the scheduler's connection closed."""
-        ready = dict(self._poller.poll(None if seconds == math.inf else max(1, int(seconds * 1000))))
-        if self._sock in ready:
-            return True
-        if self._closed in ready:
-            self._closed.recv_multipart()
-            raise PeerClosed(f"message {self.index}: the scheduler at {self.endpoint} closed the connection "
-                             "before replying (did it stop?)")
-        return False
+        deadline = time.monotonic() + seconds
+        while True:     # (in slices: see WAIT_SLICE)
+            left = deadline - time.monotonic()
+            ready = dict(self._poller.poll(max(1, int(min(left, WAIT_SLICE) * 1000))))
+            if self._sock in ready:
+                return True
+            if self._closed in ready:
+                self._closed.recv_multipart()
+                raise PeerClosed(f"message {self.index}: the scheduler at {self.endpoint} closed the connection "
+                                 "before replying (did it stop?)")
+            if left <= WAIT_SLICE:
+                return False
 
     def close(self) -> None:
         self._sock.disable_monitor()

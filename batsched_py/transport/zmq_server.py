@@ -11,6 +11,7 @@ from ..scheduler import Scheduler, Session
 from .backend import drive
 from .endpoints import RepEndpoint, bind_rep
 from .polling import DEFAULT_BUSY_WAIT
+from ..interrupts import WAIT_SLICE
 from ..errors import BatschedError
 
 DEFAULT_ENDPOINT = "tcp://127.0.0.1:28000"  # loopback: a scheduler is not a public service
@@ -94,18 +95,14 @@ def serve(scheduler: Scheduler, endpoint: str = DEFAULT_ENDPOINT, timeout: Optio
         batsim.close()
 
 
-#: Longest sleep between checks of Ctrl-C, the watchdog and the timeout (seconds).
-_SLICE = 0.5
-
-
 def _receive(rep: RepEndpoint, busy_wait: float, timeout: Optional[float],
              watchdog: Optional[Callable[[], None]]) -> bytes:
     raw = rep.poll(busy_wait)
     if raw is not None:
         return raw
     deadline = math.inf if timeout is None else time.monotonic() + timeout - busy_wait
-    while True:
-        raw = rep.wait(min(_SLICE, deadline - time.monotonic()))
+    while True:     # (in slices: signals and the watchdog are served between them)
+        raw = rep.wait(min(WAIT_SLICE, deadline - time.monotonic()))
         if raw is not None:
             return raw
         if time.monotonic() >= deadline:
