@@ -30,7 +30,7 @@ import gymnasium as gym
 import numpy as np
 
 import batsched_py.envs  # noqa: F401
-from batsched_py.policies.agent.baselines import BASELINES
+from batsched_py.agents.deepshutdown.baselines import BASELINES
 
 ROOT = Path(__file__).resolve().parents[1]
 PLATFORM = ROOT / "platforms" / "taurus_deepshutdown.xml"
@@ -48,7 +48,7 @@ def episodes(name: str, workloads: list[Path], n: int, backend: str, agent: str)
         obs, _ = env.reset(seed=ep)
         policy = None
         if agent == "T5":
-            policy = BASELINES["shutdown"]["T5"]()
+            policy = BASELINES["T5"]()
             policy.bind(env.scheduler)
         done = False
         while not done:

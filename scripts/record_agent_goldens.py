@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from batsched_py.platforms.generate import plain_cluster, platform_xml  # noqa: E402
 from batsched_py.platforms.volunteer import generate_pool, write_pool_platform  # noqa: E402
-from batsched_py.policies.agent.volunteer import VolunteerScheduler  # noqa: E402
+from batsched_py.agents.volunteer.mdp import VolunteerScheduler  # noqa: E402
 from batsched_py.workloads.volunteer import generate_jobs, generate_logins, write_events  # noqa: E402
 
 GOLDEN = ROOT / "tests" / "data" / "golden"

@@ -45,8 +45,8 @@ import batsched_py.envs  # noqa: E402,F401
 from batsched_py.argtypes import count, positive_count  # noqa: E402
 from batsched_py.agents.elastic import SarsaAgent, run_episode  # noqa: E402
 from batsched_py.models.platform import load_platform  # noqa: E402
-from batsched_py.envs.elastic import busiest_vos  # noqa: E402
-from batsched_py.policies.agent.baselines import BASELINES  # noqa: E402
+from batsched_py.agents.elastic.env import busiest_vos  # noqa: E402
+from batsched_py.agents.elastic.baselines import BASELINES  # noqa: E402
 from batsched_py.workloads.convert import ConvertOptions, convert_trace, prepare  # noqa: E402
 from batsched_py.workloads.swf import read_swf  # noqa: E402
 from batsched_py.workloads.windows import fewest_jobs, train_test  # noqa: E402
@@ -147,7 +147,7 @@ def evaluate(name: str, workload: Path, mode: str, out: Path, agent: SarsaAgent 
         info = run_episode(env, agent, seed=0, explore=False)
     else:
         obs, _ = env.reset(seed=0)
-        policy = InteractiveFirst() if baseline == "IF" else BASELINES["elastic"][baseline]()
+        policy = InteractiveFirst() if baseline == "IF" else BASELINES[baseline]()
         policy.bind(env.unwrapped.scheduler)
         done = False
         while not done:

@@ -33,8 +33,8 @@ import numpy as np  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
 import batsched_py.envs  # noqa: E402,F401
-from batsched_py.policies.agent.cluster import ALLOCATORS, room  # noqa: E402
-from batsched_py.policies.agent.cluster_jobs import load_jobs  # noqa: E402
+from batsched_py.agents.allocation.cluster import ALLOCATORS, room  # noqa: E402
+from batsched_py.agents.allocation.cluster_jobs import load_jobs  # noqa: E402
 from batsched_py.argtypes import non_negative, positive, positive_count  # noqa: E402
 from thermal_allocation_study import TRACE, add_trace_arguments, write_csv  # noqa: E402
 from thermal_allocation_study import play as play_episode  # noqa: E402

@@ -42,16 +42,16 @@ import numpy as np  # noqa: E402
 
 import batsched_py.envs  # noqa: E402,F401
 from batsched_py.argtypes import non_negative_list, positive, positive_count  # noqa: E402
-from batsched_py.policies.agent.cluster import ALLOCATORS, Cluster, online_opt1  # noqa: E402
+from batsched_py.agents.allocation.cluster import ALLOCATORS, Cluster, online_opt1  # noqa: E402
 from batsched_py.agents.allocation.dqn import train  # noqa: E402
 from batsched_py.agents.allocation.saved import greedy_action  # noqa: E402
-from batsched_py.policies.agent.cluster_jobs import load_jobs  # noqa: E402
+from batsched_py.agents.allocation.cluster_jobs import load_jobs  # noqa: E402
 from batsched_py.agents.allocation.predictor import (KINDS, evaluate, evaluate_clustered,  # noqa: E402
                                                      read_predictor, record_telemetry, save_predictor,
                                                      train_clustered, train_predictor)
 from batsched_py.models.errors import EmulatorError  # noqa: E402
 from batsched_py.models.thermal import LEAKAGE_MODELS, ThermalModel, ThermalParams  # noqa: E402
-from batsched_py.envs.allocation import cluster_figures  # noqa: E402
+from batsched_py.agents.allocation.env import cluster_figures  # noqa: E402
 
 TRACE = "data/swf/LPC-EGEE-2004-1.2-cln.swf.gz"
 THESIS_HEADLINE = "thesis abstract: > 10% power and > 4 C less than its baselines (per-alpha tables not available)"

@@ -25,10 +25,10 @@ from tqdm import tqdm  # noqa: E402
 from thermal_allocation_seeds import baselines  # noqa: E402
 from thermal_allocation_study import TRACE, add_trace_arguments, packed  # noqa: E402
 
-from batsched_py.policies.agent.cluster import Cluster  # noqa: E402
-from batsched_py.policies.agent.cluster_jobs import load_jobs  # noqa: E402
+from batsched_py.agents.allocation.cluster import Cluster  # noqa: E402
+from batsched_py.agents.allocation.cluster_jobs import load_jobs  # noqa: E402
 from batsched_py.models.thermal import ThermalParams  # noqa: E402
-from batsched_py.envs.allocation import cluster_figures  # noqa: E402
+from batsched_py.agents.allocation.env import cluster_figures  # noqa: E402
 
 
 def run(jobs, n: int, params: ThermalParams, rule) -> Cluster:

@@ -26,6 +26,14 @@ def number_option(options: Mapping[str, Any], name: str, default: float, *, posi
     return float(value)
 
 
+def count_option(options: Mapping[str, Any], name: str, default: int) -> int:
+    """Option ``name``: a positive integer (a size, a count), or ``default`` when absent."""
+    value = options.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise PolicyOptionError(f"option {name}: {value!r} is not a positive integer")
+    return value
+
+
 def choice_option(options: Mapping[str, Any], name: str, default: str, choices: Sequence[str]) -> str:
     """Option ``name``: one of ``choices``, or ``default`` when absent."""
     value = options.get(name, default)

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 import batsched_py.envs  # noqa: F401
-from batsched_py.policies.agent.cluster import greedy, room
+from batsched_py.agents.allocation.cluster import greedy, room
 from batsched_py.agents.allocation.dqn import EPSILON, make_dqn, valid_actions
 from batsched_py.agents.allocation.saved import greedy_action
-from batsched_py.policies.agent.cluster_jobs import Jobs
+from batsched_py.agents.allocation.cluster_jobs import Jobs
 from batsched_py.agents.allocation.gmm import fit_mixture
 from batsched_py.agents.allocation.predictor import KINDS, evaluate, evaluate_clustered, read_predictor, \
     record_telemetry, save_predictor, train_clustered, train_predictor

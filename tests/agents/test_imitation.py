@@ -8,7 +8,8 @@ import pytest
 from batsched_py.agents.common.imitation import ImitationError, demonstrations
 from batsched_py.agents.common.saved import load_agent
 from batsched_py.agents.common.training import TrainConfig, TrainError, train
-from batsched_py.policies.agent.baselines import BASELINES
+from batsched_py.agents.deepscheduling.baselines import BASELINES as SCHEDULING_BASELINES
+from batsched_py.agents.deepshutdown.baselines import BASELINES as SHUTDOWN_BASELINES
 
 from helpers.rl import PLATFORM, TRAIN
 
@@ -48,7 +49,7 @@ def test_a_cloned_shutdown_agent_acts_like_its_teacher(tmp_path):
     assert record["teacher"] == "T0" and record["rounds"] == 2 and record["episodes"] == 3
     assert record["steps"] == 3 * 1440 and len(record["clone_mean_episode_reward"]) == 1
     assert (tmp_path / "imitation.zip").is_file()         # (the clone before PPO)
-    teacher_reward, teacher_actions = play("shutdown", BASELINES["shutdown"]["T0"](), DAYS[0])
+    teacher_reward, teacher_actions = play("shutdown", SHUTDOWN_BASELINES["T0"](), DAYS[0])
     agent_reward, agent_actions = play("shutdown", load_agent(str(path), "shutdown"), DAYS[0])
     rng = np.random.default_rng(0)
     random_reward, _ = play("shutdown", lambda obs: rng.integers(15), DAYS[0])
@@ -63,7 +64,7 @@ def test_a_cloned_scheduling_agent_reads_dict_observations(tmp_path):
     path = cloned("scheduling", "SAF", tmp_path, epochs=8)
     record = json.loads((tmp_path / "model.json").read_text())["imitation"]
     assert record["teacher"] == "SAF" and record["accuracy"] > 0.5, record
-    _, teacher_actions = play("scheduling", BASELINES["scheduling"]["SAF"](), DAYS[0])
+    _, teacher_actions = play("scheduling", SCHEDULING_BASELINES["SAF"](), DAYS[0])
     _, agent_actions = play("scheduling", load_agent(str(path), "scheduling"), DAYS[0])
     n = min(len(teacher_actions), len(agent_actions))
     assert np.mean(np.array(agent_actions[:n]) == np.array(teacher_actions[:n])) > 0.5
@@ -77,7 +78,7 @@ def test_bad_imitation_arguments_are_named(tmp_path):
     with pytest.raises(TrainError, match="--imitate-epochs 0: not a positive integer"):
         cloned("shutdown", "T0", tmp_path, epochs=0)
     with pytest.raises(ImitationError, match="imitation episodes: 0"):
-        demonstrations(lambda: None, BASELINES["shutdown"]["T0"], DAYS, episodes=0, gamma=0.99)
+        demonstrations(lambda: None, SHUTDOWN_BASELINES["T0"], DAYS, episodes=0, gamma=0.99)
 
 
 def test_masked_demonstrations_record_the_valid_actions_and_the_teacher_keeps_to_them():
@@ -86,11 +87,11 @@ def test_masked_demonstrations_record_the_valid_actions_and_the_teacher_keeps_to
 
     def make_env():
         return gym.make("batsched_py/Scheduling-v0", platform=str(PLATFORM), workloads=[str(d) for d in DAYS])
-    demos = demonstrations(make_env, BASELINES["scheduling"]["SAF"], DAYS, episodes=2, gamma=0.97, masking=True)
+    demos = demonstrations(make_env, SCHEDULING_BASELINES["SAF"], DAYS, episodes=2, gamma=0.97, masking=True)
     assert demos.masks is not None and demos.masks.shape == (len(demos), make_env().action_space.n)
     assert demos.masks[np.arange(len(demos)), demos.actions].all()      # (SAF never picks a job that does not fit)
     assert not demos.masks.all()                                         # (and the masks do rule actions out)
-    unmasked = demonstrations(make_env, BASELINES["scheduling"]["SAF"], DAYS, episodes=2, gamma=0.97)
+    unmasked = demonstrations(make_env, SCHEDULING_BASELINES["SAF"], DAYS, episodes=2, gamma=0.97)
     assert unmasked.masks is None and np.array_equal(unmasked.actions, demos.actions)
 
 
@@ -132,6 +133,6 @@ def test_a_masked_pointer_clone_of_saf_plays_like_saf(tmp_path):
     assert isinstance(MaskablePPO.load(path, device="cpu").policy, PointerPolicy)
     record = json.loads((tmp_path / "model.json").read_text())
     assert record["algorithm"] == "MaskablePPO" and record["imitation"]["accuracy"] > 0.9, record["imitation"]
-    teacher_reward, teacher_actions = play("scheduling", BASELINES["scheduling"]["SAF"](), DAYS[0])
+    teacher_reward, teacher_actions = play("scheduling", SCHEDULING_BASELINES["SAF"](), DAYS[0])
     agent_reward, agent_actions = play("scheduling", load_agent(str(path), "scheduling"), DAYS[0])
     assert agent_actions == teacher_actions and agent_reward == pytest.approx(teacher_reward)

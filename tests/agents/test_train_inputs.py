@@ -192,13 +192,13 @@ def test_evaluate_prints_plain_progress_lines_into_a_log(tmp_path, days, capsys)
 
 def test_the_papers_train_finds_are_the_entry_points_of_their_group(monkeypatch):
     """training.py names no paper: setup.cfg's batsched_py.agents group maps an agent to its settings."""
-    from batsched_py.agents.common import training
+    from batsched_py.agents.common import papers, training
     assert training.paper_settings("shutdown")[0] == "batsched_py/Shutdown-v0"
     assert training.paper_settings("scheduling")[1]["n_steps"] == 360
     with pytest.raises(training.TrainError, match="agent 'elastic': choose (shutdown or scheduling|scheduling or "
                                                   "shutdown)$"):
         training.paper_settings("elastic")
-    monkeypatch.setattr(training, "entry_points", lambda group: [])
+    monkeypatch.setattr(papers, "entry_points", lambda group: [])
     with pytest.raises(training.TrainError, match="choose none .* pip install -e ."):
         training.paper_settings("shutdown")
 
@@ -210,7 +210,7 @@ def test_an_interrupted_train_called_from_python_gives_its_caller_ctrl_c_back(tm
     (exit_after_stop; tests/agents/test_train_kills.py sends them)."""
     import signal
 
-    from batsched_py.agents.common import training
+    from batsched_py.agents.common import papers, training
     from batsched_py.interrupts import Interrupted
 
     def stopped(config, argv):

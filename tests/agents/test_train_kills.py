@@ -155,7 +155,7 @@ def test_a_repeated_signal_while_stopping_is_ignored_until_the_outermost_block_c
 
 # in every process of the training (actor subprocesses included): a step that fails
 FAILING_STEP = """
-from batsched_py.envs.shutdown import ShutdownEnv
+from batsched_py.agents.deepshutdown.env import ShutdownEnv
 def step(self, action):
     raise RuntimeError("a bug in the step")
 ShutdownEnv.step = step
@@ -177,7 +177,7 @@ def test_an_actor_subprocess_that_fails_is_one_line_naming_its_day(tmp_path, day
 
 
 def test_an_actor_in_process_that_fails_is_one_line_naming_its_day(tmp_path, days, capsys, monkeypatch):
-    from batsched_py.envs.shutdown import ShutdownEnv
+    from batsched_py.agents.deepshutdown.env import ShutdownEnv
 
     def step(self, action):
         raise RuntimeError("a bug in the step")

@@ -18,7 +18,7 @@ import batsched_py.envs  # noqa: F401  (registers the environments)
 from batsched_py.agents.volunteer import RandomPlacement, RewardHistory, make_policy, run_episode
 from batsched_py.platforms.volunteer import generate_pool, write_pool_platform
 from batsched_py.agents.volunteer.scheduler import VolunteerAgent
-from batsched_py.policies.agent.volunteer import Outcome
+from batsched_py.agents.volunteer.mdp import Outcome
 from batsched_py.policies.options import PolicyOptionError
 from batsched_py.runner import run_simulation
 from batsched_py.scheduler.registry import create

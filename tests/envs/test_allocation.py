@@ -8,8 +8,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import batsched_py.envs  # noqa: F401
-from batsched_py.policies.agent.cluster import ALLOCATORS
-from batsched_py.policies.agent.cluster_jobs import Jobs, JobsError, load_jobs
+from batsched_py.agents.allocation.cluster import ALLOCATORS
+from batsched_py.agents.allocation.cluster_jobs import Jobs, JobsError, load_jobs
 from batsched_py.agents.allocation.predictor import (PredictorError, load_predictor, record_telemetry,
                                                      save_predictor, train_predictor)
 from batsched_py.emulator import EmulatorError
@@ -159,7 +159,7 @@ def test_predictor_backend_and_its_file_errors(tmp_path):
 
 
 def test_the_fallback_takes_the_coolest_processor_with_room_when_the_choice_would_overheat():
-    from batsched_py.policies.agent.cluster import Cluster, guarded
+    from batsched_py.agents.allocation.cluster import Cluster, guarded
     cluster = Cluster(busy_jobs(), 4)
     model = cluster.model                      # racks at 18, 21, 24, 27 C
     fits = np.array([True, True, True, True])
@@ -170,7 +170,7 @@ def test_the_fallback_takes_the_coolest_processor_with_room_when_the_choice_woul
 
 
 def test_spare_cores_in_the_state_are_those_that_do_not_overheat():
-    from batsched_py.policies.agent.cluster import Cluster, observation, overheats, room
+    from batsched_py.agents.allocation.cluster import Cluster, observation, overheats, room
     cluster = Cluster(busy_jobs(), 4)                 # racks at 18, 21, 24, 27 C, all idle
     model = cluster.model
     spare = room(model, 60.0)
@@ -182,7 +182,7 @@ def test_spare_cores_in_the_state_are_those_that_do_not_overheat():
 
 
 def test_under_exponential_leakage_consolidation_still_earns_and_full_processors_have_less_room():
-    from batsched_py.policies.agent.cluster import room
+    from batsched_py.agents.allocation.cluster import room
     exponential = make(thermal={"leakage_model": "exponential"})
     check_env(exponential, skip_render_check=True)
     total, info = play(exponential, lambda env, obs: ALLOCATORS["greedy"](env.agent, env.agent.head_cores()))

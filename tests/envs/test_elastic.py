@@ -9,9 +9,9 @@ from gymnasium.utils.env_checker import check_env
 
 import batsched_py.envs  # noqa: F401  (registers the environments)
 from batsched_py.envs import EnvError
-from batsched_py.envs.responsiveness import class_figures, fairness, responsiveness
+from batsched_py.agents.elastic.responsiveness import class_figures, fairness, responsiveness
 from batsched_py.policies.agent import ActionError
-from batsched_py.policies.agent.baselines import BASELINES
+from batsched_py.agents.elastic.baselines import BASELINES as ELASTIC_BASELINES
 from batsched_py.agents.elastic.scheduler import ElasticAgent
 from batsched_py.policies.options import PolicyOptionError
 from batsched_py.runner import run_simulation
@@ -81,7 +81,7 @@ def test_scheduling_keeps_81_cores_and_switches_the_rest_off():
         pools.add(s.pool_size)
         asleep.append(s.platform.mask_in(HostState.SLEEPING).bit_count())
 
-    play(make(max_time=50_000), BASELINES["elastic"]["FCFS"](), on_step=look)
+    play(make(max_time=50_000), ELASTIC_BASELINES["FCFS"](), on_step=look)
     assert pools == {81}
     assert max(asleep) == 140 - 81
 
@@ -149,7 +149,7 @@ def test_measures():
 
 def test_figures_leave_out_the_first_and_last_jobs():
     env = make(skip=0)
-    _, _, everything = play(env, BASELINES["elastic"]["FCFS"]())
+    _, _, everything = play(env, ELASTIC_BASELINES["FCFS"]())
     skipped = class_figures(env.unwrapped.scheduler, skip=500)
     assert everything["nb_jobs"] == 1200 and skipped["nb_jobs"] == 200
     assert skipped["interactive_jobs"] + skipped["batch_jobs"] == 200
@@ -158,7 +158,7 @@ def test_figures_leave_out_the_first_and_last_jobs():
 def test_edf_serves_interactive_jobs_sooner_than_fcfs():
     results = {}
     for name in ("FCFS", "EDF"):
-        _, _, info = play(make(pool=60), BASELINES["elastic"][name]())
+        _, _, info = play(make(pool=60), ELASTIC_BASELINES[name]())
         results[name] = info
     assert results["EDF"]["interactive_delay"] < results["FCFS"]["interactive_delay"] / 2
     assert results["EDF"]["interactive_W"] > results["FCFS"]["interactive_W"]
@@ -168,7 +168,7 @@ def test_edf_serves_interactive_jobs_sooner_than_fcfs():
 def test_the_environment_schedules_as_the_scheduler_through_run(tmp_path, mode):
     """EDF in Elastic-v0 and ``run --scheduler elastic-agent --config {policy: EDF}``: the same jobs.csv."""
     env = make(mode=mode, output_prefix=str(tmp_path / "env"))
-    play(env, BASELINES["elastic"]["EDF"]())
+    play(env, ELASTIC_BASELINES["EDF"]())
     env.close()
     options = {"policy": "EDF", "mode": mode, "runtimes": "oracle", "workload": str(ELASTIC_WORKLOAD),
                "vos": env.unwrapped.options["vos"]}

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import batsched_py.envs  # noqa: F401
-from batsched_py.policies.agent.cluster_jobs import Jobs
+from batsched_py.agents.allocation.cluster_jobs import Jobs
 from batsched_py.envs import EnvError
 
 from helpers.rl import DAY, PLATFORM
@@ -99,7 +99,7 @@ def test_a_peer_that_dies_ends_the_episode_and_later_steps_say_so(emulate_as_bat
 @pytest.mark.parametrize("path,why", [(PLATFORM, "line 1: is it an SWF trace?"),
                                       (DAY, "a delay profile of delay > 0")], ids=["platform", "json-without-delays"])
 def test_allocation_jobs_of_the_wrong_kind_say_why_none_ran(path, why):
-    from batsched_py.policies.agent.cluster_jobs import JobsError
+    from batsched_py.agents.allocation.cluster_jobs import JobsError
     with pytest.raises(JobsError, match="holds no job that ran") as err:
         gym.make("batsched_py/Allocation-v0", jobs=str(path), nb_processors=4)
     assert why in str(err.value), err.value

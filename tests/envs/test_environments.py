@@ -11,7 +11,8 @@ from gymnasium.utils.env_checker import check_env
 import batsched_py.envs  # noqa: F401  (registers the environments)
 from batsched_py.envs import EnvError
 from batsched_py.policies.agent import ActionError
-from batsched_py.policies.agent.baselines import BASELINES
+from batsched_py.agents.deepscheduling.baselines import BASELINES as SCHEDULING_BASELINES
+from batsched_py.agents.deepshutdown.baselines import BASELINES as SHUTDOWN_BASELINES
 from batsched_py.runner import run_simulation
 
 from helpers.rl import DAY, PLATFORM, TEST, TRAIN
@@ -84,7 +85,7 @@ def test_shutdown_spaces_and_a_day_of_steps():
 def test_scheduling_runs_until_the_jobs_are_done():
     env = make("Scheduling", workloads=[DAY])
     assert env.action_space == gym.spaces.Discrete(21)
-    term, trunc, _ = play(env, BASELINES["scheduling"]["FF"]())
+    term, trunc, _ = play(env, SCHEDULING_BASELINES["FF"]())
     assert term and not trunc
     s = env.unwrapped.scheduler
     assert not s.queue and not s.jobs.running and len(s.jobs.finished) == 23
@@ -165,7 +166,7 @@ def test_a_policy_in_the_environment_schedules_as_through_run(tmp_path):
     """Scheduling-v0 with the SAF baseline gives the jobs.csv of ``run --scheduler scheduling-agent``
     (on the day the environment simulates: shifted by its warm-up, every node switched off first)."""
     env = make("Scheduling", workloads=[DAY], output_prefix=str(tmp_path / "env"))
-    play(env, BASELINES["scheduling"]["SAF"]())
+    play(env, SCHEDULING_BASELINES["SAF"]())
     env.close()
     day, warmup = env.unwrapped.simulated_workload(DAY), env.unwrapped.warmup
     assert warmup > 0
@@ -181,7 +182,7 @@ def test_shutdown_decisions_are_the_same_in_the_environment_and_through_run(tmp_
 
     class Logged:
         def __init__(self):
-            self.inner = BASELINES["shutdown"]["T5"]()
+            self.inner = SHUTDOWN_BASELINES["T5"]()
 
         def bind(self, scheduler):
             self.scheduler = scheduler
@@ -194,7 +195,7 @@ def test_shutdown_decisions_are_the_same_in_the_environment_and_through_run(tmp_
 
     play(make("Shutdown", workloads=[DAY]), Logged())
     in_env, seen[:] = list(seen), []
-    import batsched_py.policies.agent.shutdown as sd
+    import batsched_py.agents.deepshutdown.mdp as sd
     from batsched_py.agents.deepshutdown.scheduler import ShutdownAgent
     from batsched_py.scheduler import registry
     from batsched_py.envs.warmup import shifted_workload

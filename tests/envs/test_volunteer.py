@@ -15,7 +15,7 @@ from batsched_py.agents.volunteer import RandomPlacement, run_episode
 from batsched_py.models.events_file import load_events
 from batsched_py.envs import EnvError
 from batsched_py.platforms.volunteer import Cluster, PoolError, generate_pool, write_pool_platform
-from batsched_py.policies.agent.volunteer import LEVELS, next_reboot
+from batsched_py.agents.volunteer.mdp import LEVELS, next_reboot
 from batsched_py.workloads.volunteer import (Login, generate_jobs, generate_logins, in_term, read_availability_trace,
                                              write_events)
 

@@ -2,6 +2,7 @@
 repository, and ``batsched-py emulate`` standing in for the batsim binary."""
 import shutil
 import sys
+from importlib import import_module
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,9 +40,10 @@ def tiny_day(path: Path, jobs=((0, 12, 30), (20, 24, 60), (100, 12, 45)), **chan
 
 def baseline_action(kind, name):
     """A baseline of environment ``kind`` as ``act(env, obs)``, bound to each new episode's scheduler."""
-    from batsched_py.policies.agent.baselines import BASELINES
+    paper = {"shutdown": "deepshutdown", "scheduling": "deepscheduling", "elastic": "elastic"}[kind]
+    baselines = import_module(f"batsched_py.agents.{paper}.baselines").BASELINES
 
-    def act(env, obs, p=BASELINES[kind][name]()):
+    def act(env, obs, p=baselines[name]()):
         if p.scheduler is not env.scheduler:
             p.bind(env.scheduler)
         return p(obs)

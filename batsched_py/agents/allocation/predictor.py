@@ -26,8 +26,8 @@ import numpy as np
 
 from ...models.thermal import ThermalModel, ThermalParams, add_jobs
 from ...errors import BatschedError
-from ...policies.agent.cluster import Cluster, round_robin
-from ...policies.agent.cluster_jobs import Jobs
+from .cluster import Cluster, round_robin
+from .cluster_jobs import Jobs
 from ...workloads.progress import progress as bar
 from .gmm import fit_mixture
 

@@ -1,12 +1,12 @@
 """The deployable allocation schedulers: ``thermal-allocation`` (a baseline allocator or a saved DQN as
 its policy) and ``dqn-allocation`` (a saved DQN, option ``model``), over the decision of
-:class:`batsched_py.policies.agent.allocation.AllocationScheduler`."""
+:class:`batsched_py.agents.allocation.mdp.AllocationScheduler`."""
 from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from ...policies.agent.allocation import AllocationScheduler
 from ...policies.options import PolicyOptionError
+from .mdp import AllocationScheduler
 from .saved import load_dqn
 
 

@@ -27,9 +27,9 @@ from ...campaigns.executor import Task, make_executor
 from ...errors import BatschedError
 from ...interrupts import interruption, signals_interrupt
 from .loading import load_policy
+from .papers import UnknownAgentError, paper
 from .saved import load_agent
 
-ENVS = {"shutdown": "batsched_py/Shutdown-v0", "scheduling": "batsched_py/Scheduling-v0"}
 # (reward: the episode's return, the environment's own objective)
 FIGURES = ("energy_waste", "nb_switches", "delay", "stretch", "slowdown", "waiting_time", "reward")
 UNITS = {"energy_waste": "W·{t}", "nb_switches": "node switches", "delay": "{t}", "stretch": "",
@@ -130,7 +130,7 @@ def day_group(path: Path) -> tuple[str, str]:
 def _policy(spec: PolicySpec, env_kind: str):
     if spec.name.endswith(".zip"):
         return load_agent(spec.name, env_kind, deterministic=spec.options.get("deterministic", True))
-    return load_policy(spec.name, env_kind)
+    return load_policy(spec.name, env_kind, paper(env_kind).BASELINES)
 
 
 def run_days(env_kind: str, platform: str, env_kwargs: dict, spec: PolicySpec, days: Sequence[str],
@@ -139,7 +139,7 @@ def run_days(env_kind: str, platform: str, env_kwargs: dict, spec: PolicySpec, d
     import torch    # (optional: the rl extra)
     torch.set_num_threads(1)
     policy = _policy(spec, env_kind)
-    env: Any = gym.make(ENVS[env_kind], platform=platform, workloads=list(days), **env_kwargs).unwrapped
+    env: Any = gym.make(paper(env_kind).ENV, platform=platform, workloads=list(days), **env_kwargs).unwrapped
     rows = []
     for day in days:
         for r in repeats:
@@ -188,8 +188,10 @@ def evaluate(env_kind: str, platform: Path, days: Sequence[Path], specs: Sequenc
              progress: bool = True, address: Optional[str] = None) -> list[dict[str, Any]]:
     """Every policy on every day, ``chunk`` days a task, on the campaigns' executor (local worker
     processes, or Ray at ``address``: the day files must then be readable on every node)."""
-    if env_kind not in ENVS:
-        raise EvaluateError(f"--env {env_kind!r}: choose one of {', '.join(ENVS)}")
+    try:
+        paper(env_kind)
+    except UnknownAgentError as exc:
+        raise EvaluateError(f"--env {exc}") from None
     if jobs is not None and jobs < 0:
         raise EvaluateError(f"jobs {jobs}: not a number of processes")
     _check_env(env_kind, platform, days, env_kwargs or {})
@@ -257,7 +259,7 @@ def _check_env(env_kind: str, platform: Path, days: Sequence[Path], env_kwargs: 
     """One environment made here, reading every day: a bad day or environment argument is named
     before any worker starts (not once per task, in each worker)."""
     try:
-        gym.make(ENVS[env_kind], platform=str(platform), workloads=[str(d) for d in days], **env_kwargs).close()
+        gym.make(paper(env_kind).ENV, platform=str(platform), workloads=[str(d) for d in days], **env_kwargs).close()
     except TypeError as exc:
         raise EvaluateError(f"--env-args {json.dumps(env_kwargs)}: {exc}") from None
 

@@ -1,7 +1,7 @@
 """A policy for an agent scheduler, from a name in a --config object.
 
 ``policy`` is one of: a baseline of the environment (``T0``, ``T1``, ``T5``, ``OR*`` for shutdown;
-``FF``, ``EASY``, ``SAF`` for scheduling: see policies/agent/baselines.py), a saved agent (a ``.zip``
+``FF``, ``EASY``, ``SAF`` for scheduling: each paper's baselines.py), a saved agent (a ``.zip``
 written by ``batsched-py train``; a paper's scheduler may read more kinds of file, e.g. elastic's
 SARSA agent ``.npz``), or ``module:callable`` (a callable obs -> action, or a class whose instances
 are).  A policy with a ``bind(scheduler)`` method gets the
@@ -13,7 +13,6 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any, Callable, Mapping
 
-from ...policies.agent.baselines import BASELINES
 from ...policies.options import PolicyOptionError
 from ...scheduler.failure import describe
 from .saved import load_agent
@@ -21,16 +20,17 @@ from .saved import load_agent
 Policy = Callable[[Any], Any]
 
 
-def load_policy(spec: Any, env: str, readers: Mapping[str, Callable[[str], Policy]] = {}) -> Policy:
-    """The policy ``spec`` names for environment ``env``; ``readers``: file suffix -> the paper's
-    reader of its own saved agents (``.zip`` is always a saved PPO agent)."""
+def load_policy(spec: Any, env: str, baselines: Mapping[str, Callable[[], Policy]],
+                readers: Mapping[str, Callable[[str], Policy]] = {}) -> Policy:
+    """The policy ``spec`` names for environment ``env``, whose paper has ``baselines``; ``readers``:
+    file suffix -> the paper's reader of its own saved agents (``.zip`` is always a saved PPO agent)."""
     if spec is None:
-        raise PolicyOptionError(f"option policy is required: a baseline ({', '.join(BASELINES[env])}), "
+        raise PolicyOptionError(f"option policy is required: a baseline ({', '.join(baselines)}), "
                                 "a saved agent (.zip) or 'module:callable'")
     if not isinstance(spec, str) or not spec:
         raise PolicyOptionError(f"option policy: {spec!r} is not a policy name")
-    if spec in BASELINES[env]:
-        return BASELINES[env][spec]()
+    if spec in baselines:
+        return baselines[spec]()
     for suffix, read in readers.items():
         if spec.endswith(suffix):
             return read(spec)
@@ -38,7 +38,7 @@ def load_policy(spec: Any, env: str, readers: Mapping[str, Callable[[str], Polic
         return load_agent(spec, env)
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
-        raise PolicyOptionError(f"option policy: {spec!r} is neither a baseline ({', '.join(BASELINES[env])}), "
+        raise PolicyOptionError(f"option policy: {spec!r} is neither a baseline ({', '.join(baselines)}), "
                                 "a saved agent (.zip) nor 'module:callable'")
     try:
         obj: Any = import_module(module_name)

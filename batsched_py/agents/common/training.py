@@ -12,7 +12,6 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Callable, NoReturn, Optional, Sequence
 
@@ -24,16 +23,11 @@ from ...campaigns.executor import describe_error
 from ...campaigns.ray_vec_env import RayVecEnv
 from ...errors import BatschedError
 from ...interrupts import interruption, signals_deferred
-from ...policies.agent.baselines import BASELINES
 from ...textfiles import write_whole
 from .checkpoints import WholeCheckpoints, fit_fault, latest_checkpoint, save_whole, stats_of
 from .hyper import HyperError, ppo_settings
 from .imitation import ImitationError, clone, demonstrations, merge
-
-# the papers' settings by agent name (setup.cfg: shutdown -> agents.deepshutdown.config...): a paper
-# lists itself there, and this module names none
-PAPER_GROUP = "batsched_py.agents"
-
+from .papers import UnknownAgentError, paper
 
 class TrainError(BatschedError, ValueError):
     """A bad training argument, named."""
@@ -83,11 +77,7 @@ class TrainConfig:
 
 def paper_settings(agent: str) -> tuple[str, dict, Callable[[bool], Any], Callable[[bool], dict]]:
     """The paper's environment, PPO settings, SB3 policy and its arguments (given whether actions are masked)."""
-    papers = {ep.name: ep for ep in entry_points(group=PAPER_GROUP)}
-    if agent not in papers:
-        known = " or ".join(papers) or f"none (the {PAPER_GROUP} entry points come from pip install -e .)"
-        raise TrainError(f"agent {agent!r}: choose {known}")
-    settings = papers[agent].load()
+    settings = _paper(agent)
     return settings.ENV, dict(settings.HYPERPARAMETERS), settings.policy, settings.policy_kwargs
 
 
@@ -448,10 +438,18 @@ def _close_actors(venv: Any) -> None:
         pass
 
 
+def _paper(agent: str) -> Any:
+    try:
+        return paper(agent)
+    except UnknownAgentError as exc:
+        raise TrainError(f"agent {exc}") from None
+
+
 def _check_teacher(config: TrainConfig) -> None:
-    if config.imitate not in BASELINES[config.agent]:
+    baselines = _paper(config.agent).BASELINES
+    if config.imitate not in baselines:
         raise TrainError(f"--imitate {config.imitate!r}: a baseline of the {config.agent} environment "
-                         f"({', '.join(BASELINES[config.agent])})")
+                         f"({', '.join(baselines)})")
 
 
 def _imitate(config: TrainConfig, env_id: str, model: Any, venv: Any, gamma: float) -> dict[str, Any]:
@@ -462,7 +460,7 @@ def _imitate(config: TrainConfig, env_id: str, model: Any, venv: Any, gamma: flo
         return gym.make(env_id, platform=str(config.platform), workloads=[str(w) for w in config.workloads],
                         **config.env_kwargs)
     say = (lambda line: print(line, file=sys.stderr, flush=True)) if config.progress else None
-    teacher = BASELINES[config.agent][str(config.imitate)]
+    teacher = _paper(config.agent).BASELINES[str(config.imitate)]
     t0 = time.time()
     try:
         demos = demonstrations(make_env, teacher, config.workloads, episodes=config.imitate_episodes, gamma=gamma,

@@ -15,6 +15,7 @@ import gymnasium as gym
 import torch
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
+from .baselines import BASELINES  # noqa: F401  (the paper's: train --imitate, evaluate --policies)
 from .pointer import PointerPolicy
 
 ENV = "batsched_py/Scheduling-v0"

@@ -1,12 +1,13 @@
 """DeepScheduling's deployable schedulers: ``deepscheduling`` (a trained agent) and ``scheduling-agent``
 (any policy of Scheduling-v0: a saved agent, a baseline or ``module:callable``), over the decision of
-:class:`batsched_py.policies.agent.scheduling.SchedulingScheduler`."""
+:class:`batsched_py.agents.deepscheduling.mdp.SchedulingScheduler`."""
 from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from ...policies.agent.scheduling import SchedulingScheduler
 from ..common.loading import load_policy, trained_agent
+from .baselines import BASELINES
+from .mdp import SchedulingScheduler
 
 
 class SchedulingAgent(SchedulingScheduler):
@@ -15,7 +16,7 @@ class SchedulingAgent(SchedulingScheduler):
 
     def __init__(self, options: Optional[Mapping[str, Any]] = None):
         super().__init__(options)
-        self.policy = load_policy(self.options.get("policy"), "scheduling")
+        self.policy = load_policy(self.options.get("policy"), "scheduling", BASELINES)
 
 
 class DeepScheduling(SchedulingScheduler):

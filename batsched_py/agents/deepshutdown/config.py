@@ -12,6 +12,8 @@ import gymnasium as gym
 import torch
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
+from .baselines import BASELINES  # noqa: F401  (the paper's: train --imitate, evaluate --policies)
+
 ENV = "batsched_py/Shutdown-v0"
 ACTORS = 16
 N_STEPS = 1440

@@ -1,12 +1,13 @@
 """DeepShutdown's deployable schedulers: ``deepshutdown`` (a trained agent) and ``shutdown-agent`` (any
 policy of Shutdown-v0: a saved agent, a baseline or ``module:callable``), over the decision of
-:class:`batsched_py.policies.agent.shutdown.ShutdownScheduler`."""
+:class:`batsched_py.agents.deepshutdown.mdp.ShutdownScheduler`."""
 from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from ...policies.agent.shutdown import ShutdownScheduler
 from ..common.loading import load_policy, trained_agent
+from .baselines import BASELINES
+from .mdp import ShutdownScheduler
 
 
 class ShutdownAgent(ShutdownScheduler):
@@ -15,7 +16,7 @@ class ShutdownAgent(ShutdownScheduler):
 
     def __init__(self, options: Optional[Mapping[str, Any]] = None):
         super().__init__(options)
-        self.policy = load_policy(self.options.get("policy"), "shutdown")
+        self.policy = load_policy(self.options.get("policy"), "shutdown", BASELINES)
 
 
 class DeepShutdown(ShutdownScheduler):

@@ -24,7 +24,7 @@ import numpy as np
 from ...policies.options import PolicyOptionError
 from .approximators import Reservoir, Readout
 
-# where the observation says which heads decide (see policies/agent/elastic.py: observe)
+# where the observation says which heads decide (see mdp.py: observe)
 IDLE, BACKLOG, POOL_DUE, CLASSES = 2, 4, 5, 7
 
 

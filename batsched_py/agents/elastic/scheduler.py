@@ -1,12 +1,13 @@
 """The deployable ``elastic-agent`` scheduler: the decision of
-:class:`batsched_py.policies.agent.elastic.ElasticScheduler` with a baseline, a SARSA agent of this
+:class:`batsched_py.agents.elastic.mdp.ElasticScheduler` with a baseline, a SARSA agent of this
 paper (sarsa.py's ``.npz``) or ``module:callable`` as its policy."""
 from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from ...policies.agent.elastic import ElasticScheduler
 from ..common.loading import load_policy
+from .baselines import BASELINES
+from .mdp import ElasticScheduler
 from .sarsa import load_sarsa
 
 
@@ -16,4 +17,4 @@ class ElasticAgent(ElasticScheduler):
 
     def __init__(self, options: Optional[Mapping[str, Any]] = None):
         super().__init__(options)
-        self.policy = load_policy(self.options.get("policy"), "elastic", {".npz": load_sarsa})
+        self.policy = load_policy(self.options.get("policy"), "elastic", BASELINES, {".npz": load_sarsa})

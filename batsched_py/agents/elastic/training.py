@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ...policies.agent.baselines import BASELINES
+from .baselines import BASELINES
 from .sarsa import SarsaAgent
 
 
@@ -19,7 +19,7 @@ def run_episode(env: Any, agent: SarsaAgent, *, seed: Optional[int] = None, work
     agent.begin_episode()
     guide = None
     if teacher is not None:
-        guide = BASELINES["elastic"][teacher]()
+        guide = BASELINES[teacher]()
         guide.bind(env.unwrapped.scheduler)
     total, steps, done = 0.0, 0, False
     saved, agent.epsilon = agent.epsilon, agent.epsilon if epsilon is None else epsilon

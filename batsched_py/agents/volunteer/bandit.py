@@ -29,7 +29,7 @@ from typing import Any, Iterable, Optional
 
 import numpy as np
 
-from ...policies.agent.volunteer import Outcome
+from .mdp import Outcome
 
 POLICIES = ("random", "bandit")
 

@@ -1,12 +1,12 @@
 """The deployable ``volunteer-agent`` scheduler: the decision of
-:class:`batsched_py.policies.agent.volunteer.VolunteerScheduler` with this paper's policies (bandit.py)."""
+:class:`batsched_py.agents.volunteer.mdp.VolunteerScheduler` with this paper's policies (bandit.py)."""
 from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from ...policies.agent.volunteer import VolunteerScheduler
 from ...policies.options import PolicyOptionError
 from .bandit import make_policy
+from .mdp import VolunteerScheduler
 
 
 class VolunteerAgent(VolunteerScheduler):

@@ -1,16 +1,10 @@
-"""Agent decision points inside schedulers (base.py): each paper's decision, the MDP its environment
-exposes (shutdown.py, scheduling.py, elastic.py, allocation.py, volunteer.py), the domain models
-they need (nodes.py, easy_plan.py, clock.py; cluster.py and cluster_jobs.py for allocation) and the
-rule-based baselines in their action spaces (baselines.py).
+"""What every paper's decision points share (base.py): the agent decision point inside a
+scheduler (:class:`AgentMixin`), the :class:`MDP` it declares, the baselines' base class
+(:class:`Bound`); and the domain models more than one paper needs: the decision points' minute
+grid (clock.py), node states and switching (nodes.py), EASY's plan (easy_plan.py).
 
-The Gymnasium environments (batsched_py.envs) are thin faces over these schedulers; the deployable
-schedulers that run a trained agent live with it, in batsched_py.agents.<paper>.scheduler."""
-from .allocation import AllocationScheduler
-from .base import MDP, ActionError, AgentMixin
-from .elastic import ElasticScheduler
-from .scheduling import SchedulingScheduler
-from .shutdown import ShutdownScheduler
-from .volunteer import VolunteerScheduler
+Each paper's own decision points, baselines and environment live with its agent, in
+``batsched_py.agents.<paper>`` (``mdp.py``, ``baselines.py``, ``env.py``)."""
+from .base import MDP, ActionError, AgentMixin, Bound
 
-__all__ = ["ActionError", "AgentMixin", "MDP", "ShutdownScheduler", "SchedulingScheduler", "ElasticScheduler",
-           "AllocationScheduler", "VolunteerScheduler"]
+__all__ = ["ActionError", "AgentMixin", "Bound", "MDP"]

@@ -140,3 +140,20 @@ def action_int(action: Any, n: int) -> int:
     if not 0 <= k <= n:
         raise ActionError(f"action {k} is outside Discrete({n + 1}): choose 0..{n}")
     return k
+
+
+class Bound:
+    """A rule-based policy in an agent's action space (a paper's baselines): it reads the scheduler
+    it is bound to, as a rule-based scheduler reads its view, and answers with an action."""
+    scheduler: Any = None
+
+    def bind(self, scheduler: Any) -> None:
+        self.scheduler = scheduler
+
+    def __call__(self, obs: Any) -> int:
+        if self.scheduler is None:
+            raise RuntimeError(f"{type(self).__name__} reads the scheduler: bind(scheduler) it first")
+        return self.act()
+
+    def act(self) -> int:
+        raise NotImplementedError

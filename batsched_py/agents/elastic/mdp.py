@@ -38,10 +38,9 @@ import numpy as np
 
 from ...scheduler import HostState, Job, Scheduler
 from ...scheduler.view import lowest_bits, procset_of_mask
-from ..options import PolicyOptionError, choice_option, number_option, refuse_unknown
-from ..power import read_runtimes, require_sleep_states
-from .base import MDP, ActionError, AgentMixin, action_int, max_time_option
-from .shutdown import _int_option
+from ...policies.options import PolicyOptionError, choice_option, count_option, number_option, refuse_unknown
+from ...policies.power import read_runtimes, require_sleep_states
+from ...policies.agent.base import MDP, ActionError, AgentMixin, action_int, max_time_option
 
 MODES = ("scheduling", "elastic")
 _ON = (HostState.IDLE, HostState.COMPUTING)
@@ -59,15 +58,15 @@ class ElasticPool(Scheduler):
         o = self.options
         refuse_unknown(o, self.OPTIONS, type(self).__name__)
         self.mode = choice_option(o, "mode", "scheduling", MODES)
-        self.pool_size = _int_option(o, "pool", 81)
-        self.min_pool = _int_option(o, "min_pool", 30)
+        self.pool_size = count_option(o, "pool", 81)
+        self.min_pool = count_option(o, "min_pool", 30)
         self.period = number_option(o, "period", 900.0, positive=True)
         steps = o.get("pool_steps", [-20, -10, 0, 10, 20])
         if not isinstance(steps, list) or not steps or \
                 not all(isinstance(s, int) and not isinstance(s, bool) for s in steps):
             raise PolicyOptionError(f"option pool_steps: {steps!r} is not a non-empty list of integers")
         self.pool_steps = list(steps)
-        self.nb_vos = _int_option(o, "nb_vos", 4)
+        self.nb_vos = count_option(o, "nb_vos", 4)
         vos = o.get("vos", [])
         if not isinstance(vos, list) or len(vos) > self.nb_vos:
             raise PolicyOptionError(f"option vos: {vos!r} is not a list of at most nb_vos={self.nb_vos} VO values")

@@ -39,14 +39,13 @@ from typing import Any, Mapping, Optional
 import numpy as np
 
 from ...scheduler import HostState, Job
-from ..base import QueuePolicy
-from ..options import PolicyOptionError, flag_option, number_option
-from ..power import PowerMixin
-from ..selection import Selector, preferring
-from .base import MDP, ActionError, AgentMixin, action_int, max_time_option
-from .clock import Grid
-from .nodes import switch_idle_nodes_off
-from .shutdown import _int_option
+from ...policies.base import QueuePolicy
+from ...policies.options import PolicyOptionError, count_option, flag_option, number_option
+from ...policies.power import PowerMixin
+from ...policies.selection import Selector, preferring
+from ...policies.agent.base import MDP, ActionError, AgentMixin, action_int, max_time_option
+from ...policies.agent.clock import Grid
+from ...policies.agent.nodes import switch_idle_nodes_off
 
 _STATES = (HostState.SLEEPING, HostState.SWITCHING_ON, HostState.SWITCHING_OFF, HostState.IDLE,
            HostState.COMPUTING)
@@ -89,10 +88,10 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
         self.point = -1     # the decision point (grid index) open now, or the last one closed
         self.watch = -1     # decision points up to this one are asked for in advance (see _close)
         self._switches, self._started = 0, False    # (whether this point decided something)
-        self.max_queue = _int_option(self.options, "max_queue", 20)
-        self.max_running = _int_option(self.options, "max_running", 20)
-        self.history = _int_option(self.options, "history", 20)
-        self.confidence_jobs = _int_option(self.options, "confidence_jobs", 5)
+        self.max_queue = count_option(self.options, "max_queue", 20)
+        self.max_running = count_option(self.options, "max_running", 20)
+        self.history = count_option(self.options, "history", 20)
+        self.confidence_jobs = count_option(self.options, "confidence_jobs", 5)
         self.max_time = max_time_option(self.options)
         # The last `history` snapshots, each row written twice (at i and i + history) so that the
         # window ending at any row is one contiguous slice: no deque to stack at every observation.

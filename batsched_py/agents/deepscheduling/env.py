@@ -4,7 +4,7 @@ Action ``Discrete(max_queue + 1)``: 0 lets ``dt`` pass, ``i`` starts the i-th qu
 that does not fit lets time pass too (or use ``action_masks()`` with sb3-contrib's MaskablePPO).
 Decisions come every ``dt`` after the events of their instant, time frozen while the agent starts
 jobs; where no queued job fits the free hosts (waiting is the only choice) the simulation goes on to
-its next event (see :mod:`batsched_py.policies.agent.scheduling` for the decisions and the
+its next event (see :mod:`batsched_py.agents.deepscheduling.mdp` for the decisions and the
 observation, and docs/papers/deepscheduling.md for how they differ from the authors').  An episode
 runs until the workload's jobs are all done (terminated), or ``max_time`` time units from the
 start of the day (truncated: the scheduler's option ``max_time``, its MDP's ``horizon``).
@@ -31,10 +31,10 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from ..policies.agent import SchedulingScheduler
-from .core import BatsimEnv, EnvError, node_size, weight
-from .meter import EnergyMeter, job_figures
-from .warmup import ShiftedDays, switch_off_time
+from .mdp import SchedulingScheduler
+from ...envs.core import BatsimEnv, EnvError, node_size, weight
+from ...envs.meter import EnergyMeter, job_figures
+from ...envs.warmup import ShiftedDays, switch_off_time
 
 
 class WaitingMeter(EnergyMeter):

@@ -19,9 +19,9 @@ from ...models.errors import EmulatorError
 from ...models.thermal import ThermalModel, ThermalParams
 from ...scheduler import DecisionError, Job
 from ...scheduler.view import mask_of, procset_of_mask
-from ..base import QueuePolicy
-from ..options import PolicyOptionError, number_option
-from .base import MDP, AgentMixin, action_int
+from ...policies.base import QueuePolicy
+from ...policies.options import PolicyOptionError, number_option
+from ...policies.agent.base import MDP, AgentMixin, action_int
 from .cluster import ALLOCATORS, guarded, observation, online_opt1
 
 AGENT_OPTIONS = ("policy", "J", "alpha", "max_temperature", "leakage_model")

@@ -2,7 +2,7 @@
 
 Action ``Discrete(G + 1)``: how many of the platform's G nodes to keep reserved and off, every
 ``dt`` time units; EASY backfilling schedules the jobs on the other nodes (see
-:mod:`batsched_py.policies.agent.shutdown` for the decision, its semantics and the observation).
+:mod:`batsched_py.agents.deepshutdown.mdp` for the decision, its semantics and the observation).
 An episode is one day: ``day / dt`` steps (1,440 one-minute steps), then truncated whatever the
 queue holds (the scheduler's MDP: ``max_steps``, a count of decisions, not a time).
 
@@ -24,10 +24,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from ..policies.agent.shutdown import ShutdownScheduler
-from .core import BatsimEnv, EnvError, weight
-from .meter import EnergyMeter, job_figures
-from .warmup import ShiftedDays, switch_off_time
+from .mdp import ShutdownScheduler
+from ...envs.core import BatsimEnv, EnvError, weight
+from ...envs.meter import EnergyMeter, job_figures
+from ...envs.warmup import ShiftedDays, switch_off_time
 
 
 class ShutdownEnv(BatsimEnv):

@@ -3,7 +3,7 @@ free core and, in mode ``elastic``, how many cores the pool holds for the next p
 
 Action: mode ``scheduling`` ``Discrete(2 * nb_vos)`` (the class); mode ``elastic``
 ``MultiDiscrete([2 * nb_vos, len(pool_steps)])`` (class, pool level).  See
-:mod:`batsched_py.policies.agent.elastic` for the decision points and the observation.  An episode
+:mod:`batsched_py.agents.elastic.mdp` for the decision points and the observation.  An episode
 runs a workload (LPC-EGEE windows, ``scripts/reproduce_elastic.py``) to its end, or ``max_time``
 seconds (truncated: the scheduler's option ``max_time``, its MDP's ``horizon``).
 
@@ -21,8 +21,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from ..policies.agent.elastic import MODES, ElasticScheduler
-from .core import BatsimEnv, EnvError
+from .mdp import MODES, ElasticScheduler
+from ...envs.core import BatsimEnv, EnvError
 from .responsiveness import class_figures, fairness, step_responsiveness, utilisation
 
 SECONDS = ("fairness", "utilisation")

@@ -2,9 +2,11 @@
 (a number of decisions for DeepShutdown's day, a simulated time for the others), and option max_time."""
 import pytest
 
-from batsched_py.policies.agent import ElasticScheduler, SchedulingScheduler, ShutdownScheduler
-from batsched_py.policies.agent.allocation import AllocationScheduler
-from batsched_py.policies.agent.volunteer import VolunteerScheduler
+from batsched_py.agents.allocation.mdp import AllocationScheduler
+from batsched_py.agents.deepscheduling.mdp import SchedulingScheduler
+from batsched_py.agents.deepshutdown.mdp import ShutdownScheduler
+from batsched_py.agents.elastic.mdp import ElasticScheduler
+from batsched_py.agents.volunteer.mdp import VolunteerScheduler
 from batsched_py.policies.options import PolicyOptionError
 
 

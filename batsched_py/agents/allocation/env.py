@@ -6,7 +6,7 @@ jobs (``J=2``, action ``Discrete(N*N)``: first x N + second).  A choice without 
 model foresees overheating (settling above ``max_temperature`` C), falls back to the coolest
 processor with room; the observation's spare cores count only the cores a processor can take
 without overheating.  Observation: ``[u, t, w, c]`` per processor then the head jobs' cores
-(see :func:`~batsched_py.policies.agent.cluster.observation`); the spaces are those the
+(see :func:`~batsched_py.agents.allocation.cluster.observation`); the spaces are those the
 ``thermal-allocation`` scheduler declares (``AllocationScheduler.mdp``).
 
 Reward (the thesis' eq. 3.1, against a baseline run in lockstep on the same arrivals):
@@ -23,7 +23,7 @@ power saved against round robin for seeds 0 and 1, against 4.6% for seed 0 with 
 measured before the spare cores counted overheating.)
 
 This is a model-based environment, not a face over a Batsim scheduler: the job stream is
-replayed by :class:`~batsched_py.policies.agent.cluster.Cluster` with the emulator's own
+replayed by :class:`~batsched_py.agents.allocation.cluster.Cluster` with the emulator's own
 power/temperature model (models/thermal.py, ``backend="physics"``, for evaluation) or with a
 learned model standing in for the machines (``backend="predictor"``, training, as the thesis trains
 offline on a learned model): ``predictor`` is given, a callable ``ThermalParams -> (nb_processors ->
@@ -47,11 +47,11 @@ from typing import Any, Callable, Optional
 import gymnasium as gym
 import numpy as np
 
-from ..models.thermal import ThermalParams
-from ..policies.agent.allocation import AllocationScheduler, processors
-from ..policies.agent.cluster import ALLOCATORS, Cluster, guarded, observation
-from ..policies.agent.cluster_jobs import Jobs, load_jobs
-from .core import EnvError, reset_options, spaces_of
+from ...models.thermal import ThermalParams
+from .mdp import AllocationScheduler, processors
+from .cluster import ALLOCATORS, Cluster, guarded, observation
+from .cluster_jobs import Jobs, load_jobs
+from ...envs.core import EnvError, reset_options, spaces_of
 
 BASELINES = ("round_robin", "greedy")
 REWARDS = ("instant", "interval")

@@ -4,7 +4,7 @@ them back.
 
 The platform, the HTC workload(s) and the logins (``events``, a Batsim ``--events`` file) come from
 platforms/volunteer.py and workloads/volunteer.py.  One step per job to place: the action and
-observation of :mod:`batsched_py.policies.agent.volunteer` at level ``level`` (its MDP, for the
+observation of :mod:`batsched_py.agents.volunteer.mdp` at level ``level`` (its MDP, for the
 platform's rooms); ``info["action_mask"]`` says which actions are open (full PCs and rooms
 removed), ``info["job"]`` which job is placed (its base id, shared by its resubmitted copies).
 Reward after a step: the rewards of the runs that ended since the last step (completed
@@ -18,11 +18,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from ..policies.agent.volunteer import LEVELS, VolunteerScheduler
-from ..models.errors import EmulatorError
-from ..models.events_file import load_events
-from ..models.platform import load_platform
-from .core import BatsimEnv, EnvError
+from .mdp import LEVELS, VolunteerScheduler
+from ...models.errors import EmulatorError
+from ...models.events_file import load_events
+from ...models.platform import load_platform
+from ...envs.core import BatsimEnv, EnvError
 
 
 class VolunteerEnv(BatsimEnv):
@@ -47,7 +47,7 @@ class VolunteerEnv(BatsimEnv):
         self.events, self.level, self.sigma = Path(events), level, sigma
         hosts = load_platform(self.platform, energy=True).hosts
         # the events file and switch times: the scheduler starts no switch that a login or logout falls
-        # into (Batsim 4.2.1 would abort at the logout: policies/agent/volunteer.py)
+        # into (Batsim 4.2.1 would abort at the logout: mdp.py)
         switches = [(h.switch_off_time(s), h.switch_on_time(s)) for h in hosts for s in h.sleep_pstates]
         self.scheduler_options = {"level": level, "cycle": cycle, "patience": patience, "seed": seed,
                                   "events": str(self.events), "max_time": max_time}

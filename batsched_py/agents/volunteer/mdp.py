@@ -60,8 +60,8 @@ from ...models.events_file import MACHINE_EVENTS, load_events
 from ...platforms.volunteer import OFF_TIME, ON_TIME
 from ...scheduler import HostState, Job, Scheduler
 from ...scheduler.view import bits_of
-from ..options import PolicyOptionError, choice_option, number_option, refuse_unknown
-from .base import MDP, AgentMixin, action_int, max_time_option
+from ...policies.options import PolicyOptionError, choice_option, number_option, refuse_unknown
+from ...policies.agent.base import MDP, AgentMixin, action_int, max_time_option
 
 LEVELS = ("computer", "cluster", "cluster-week", "system")
 DAY = 86400.0

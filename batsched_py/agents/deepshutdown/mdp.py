@@ -45,13 +45,13 @@ import numpy as np
 
 from ...scheduler import HostState
 from ...scheduler.view import lowest_bits, procset_of_mask
-from ..base import QueuePolicy
-from ..options import PolicyOptionError, number_option
-from ..power import require_sleep_states
-from .base import MDP, AgentMixin, action_int
-from .clock import DRIFT, EPS, LAG
-from .easy_plan import easy_plan, plan_order
-from .nodes import NodeState, node_masks, node_states, switch_idle_nodes_off
+from ...policies.base import QueuePolicy
+from ...policies.options import PolicyOptionError, count_option, number_option
+from ...policies.power import require_sleep_states
+from ...policies.agent.base import MDP, AgentMixin, action_int
+from ...policies.agent.clock import DRIFT, EPS, LAG
+from ...policies.agent.easy_plan import easy_plan, plan_order
+from ...policies.agent.nodes import NodeState, node_masks, node_states, switch_idle_nodes_off
 
 
 def feature_count(nb_nodes: int, queue_features: int) -> int:
@@ -86,9 +86,9 @@ class ShutdownScheduler(AgentMixin, QueuePolicy):
         self.start_asleep = agent.get("start_asleep", True)
         if not isinstance(self.start_asleep, bool):
             raise PolicyOptionError(f"option start_asleep: {self.start_asleep!r} is not true or false")
-        self.cores = _int_option(agent, "cores_per_node", 12)
-        self.history = _int_option(agent, "history", 20)
-        self.k = _int_option(agent, "queue_features", 10)
+        self.cores = count_option(agent, "cores_per_node", 12)
+        self.history = count_option(agent, "history", 20)
+        self.k = count_option(agent, "queue_features", 10)
         self.max_queue = number_option(agent, "max_queue", 100.0, positive=True)
         self.max_user_jobs = number_option(agent, "max_user_jobs", 10.0, positive=True)
         self.next_decision = self.day_start + LAG * self.dt
@@ -349,10 +349,3 @@ _RESERVE_RANK = {NodeState.OFF: 0, NodeState.SWITCHING_OFF: 1, NodeState.IDLE: 2
                  NodeState.COMPUTING: 4}
 _RELEASE_RANK = {NodeState.IDLE: 0, NodeState.COMPUTING: 0, NodeState.SWITCHING_ON: 0, NodeState.OFF: 1,
                  NodeState.SWITCHING_OFF: 2}
-
-
-def _int_option(options: Mapping[str, Any], name: str, default: int) -> int:
-    value = options.get(name, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise PolicyOptionError(f"option {name}: {value!r} is not a positive integer")
-    return value

@@ -1,0 +1,26 @@
+"""The papers that ``train`` and ``evaluate`` know, by agent name (``shutdown``, ``scheduling``):
+each lists its settings module in setup.cfg's ``batsched_py.agents`` entry points, and this
+package names none.  A settings module holds ENV (the Gymnasium id), HYPERPARAMETERS (PPO's),
+BASELINES (name -> a rule-based policy in the environment's action space), ``policy`` and
+``policy_kwargs`` (the SB3 policy, given whether actions are masked)."""
+from __future__ import annotations
+
+from importlib.metadata import entry_points
+from types import ModuleType
+
+from ...errors import BatschedError
+
+PAPER_GROUP = "batsched_py.agents"
+
+
+class UnknownAgentError(BatschedError, ValueError):
+    """No paper lists this agent name."""
+
+
+def paper(agent: str) -> ModuleType:
+    """The settings module of ``agent``'s paper."""
+    papers = {ep.name: ep for ep in entry_points(group=PAPER_GROUP)}
+    if agent not in papers:
+        known = " or ".join(papers) or f"none (the {PAPER_GROUP} entry points come from pip install -e .)"
+        raise UnknownAgentError(f"{agent!r}: choose {known}")
+    return papers[agent].load()

@@ -1,0 +1,102 @@
+"""The authors' baselines in Shutdown-v0's action space (how many nodes to keep off):
+
+- ``T0``, ``T1``, ``T5``, ``T10``: timeout policies.  Nodes idle for T time units (counted as
+  the authors count, see Timeout) are kept off, and so are nodes already off, as long as the
+  queued jobs that could start now (were every node on) keep enough free hosts.
+- ``OR*``: the authors' off-reservation oracle.  It knows the real runtime of the running jobs and
+  lets a job that could start now wait while the next real releases still let it start with a
+  stretch (wait / walltime) below 0.5; otherwise it acts as T0.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Optional
+
+from ...policies.agent.base import Bound
+from ...policies.agent.clock import EPS
+from ...policies.agent.nodes import NodeState
+from ...policies.power import read_runtimes
+
+
+class Timeout(Bound):
+    """Keep off the nodes idle for ``timeout`` and those already off; wake none that a queued job
+    does not need (the authors' timeout agent).  A node's idle count grows by dt at each decision
+    that finds it idle, the first included, as the authors' agent counts: T1 switches a node off at
+    the first decision after its job ended (which comes right after that instant's events), T10
+    nine minutes later; their per-day results show exactly this (docs/papers/deepshutdown.md)."""
+
+    def __init__(self, timeout: float):
+        self.timeout = timeout
+
+    def act(self) -> int:
+        s = self.scheduler
+        return _keep_off(s, _free_after_demand(s, delay=None), lambda i: s.now - s.idle_since[i] + s.dt >= self.timeout - EPS)
+
+
+def _free_after_demand(s: Any, delay: Optional[Callable[[Any], bool]]) -> int:
+    """Free hosts (of every node, reserved ones included) less those the queued jobs that could
+    start now would take, EASY's way over the plan order (``delay``: jobs an oracle lets wait)."""
+    free = s.free_mask_of().bit_count()
+    for job in s.startable():
+        if delay is None or not delay(job):
+            free -= job.res
+    return free
+
+
+def _keep_off(s: Any, available: int, timed_out: Callable[[int], bool]) -> int:
+    """Nodes to keep off, in id order while ``available`` free hosts remain for them: those off or
+    switching off, and idle ones whose ``timed_out`` holds."""
+    states = s.states()
+    keep = 0
+    for i, m in enumerate(s.masks):
+        size = m.bit_count()
+        if available < size:
+            break
+        st = states[i]
+        if st in (NodeState.OFF, NodeState.SWITCHING_OFF) or (i in s.idle_since and timed_out(i)):
+            keep += 1
+            available -= size
+    return keep
+
+
+class OffReservationOracle(Bound):
+    """The authors' off-reservation oracle (``OffReservationAgent``, max stretch 0.5, timeout 0):
+    it knows the real runtime of the running jobs, lets a job that could start now wait when the
+    next real releases let it start before its stretch (wait / walltime) reaches ``max_stretch``,
+    and otherwise keeps off every idle node, as T0 does."""
+
+    def __init__(self, max_stretch: float = 0.5):
+        self.max_stretch = max_stretch
+
+    def bind(self, scheduler: Any) -> None:
+        super().bind(scheduler)
+        self.runtimes: dict[str, float] = {}
+        path = scheduler.options.get("workload") or getattr(scheduler, "workload_path", None)
+        if path:
+            self.runtimes = read_runtimes(str(path), float(scheduler.options.get("host_speed", 1e6)))
+
+    def _next_releases(self) -> list[float]:
+        """Time until each held host is released, by the real runtime (walltime when unknown)."""
+        s, out = self.scheduler, []
+        for job_id, hosts in s.alloc_masks.items():
+            job = s.jobs[job_id]
+            real = self.runtimes.get(job_id.split("!", 1)[-1], job.walltime)
+            start = job.start_time if job.start_time is not None else s.now
+            out += [start + (real if real is not None else math.inf) - s.now] * hosts.bit_count()
+        return sorted(out)
+
+    def act(self) -> int:
+        s = self.scheduler
+        releases = self._next_releases()
+
+        def can_wait(job: Any) -> bool:
+            if not job.walltime or s.stretch(job) >= self.max_stretch or not releases:
+                return False
+            start = s.now + releases[:job.res][-1]
+            return (start - job.subtime) / job.walltime < self.max_stretch
+
+        return _keep_off(s, _free_after_demand(s, can_wait), lambda i: True)
+
+
+BASELINES: dict[str, Callable[[], Any]] = {"T0": lambda: Timeout(0), "T1": lambda: Timeout(1), "T5": lambda: Timeout(5),
+                                           "T10": lambda: Timeout(10), "OR*": OffReservationOracle}
