@@ -27,7 +27,7 @@ class ReqEndpoint:
                  busy_wait: float = DEFAULT_BUSY_WAIT, on_late: Optional[Callable[[], None]] = None):
         """OSError saying why when ``endpoint`` cannot be connected to."""
         self.endpoint = endpoint
-        # 0 waits for ever, as serve does; so does a timeout beyond zmq_poll's milliseconds (a C long)
+        # 0 waits for ever, as serve does; so does a timeout of more than 30 million years
         self.timeout = timeout if 0 < timeout < _FOREVER else math.inf
         self.busy_wait = min(busy_wait, self.timeout)
         self.on_late = on_late

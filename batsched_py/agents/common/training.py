@@ -29,6 +29,7 @@ from .hyper import HyperError, ppo_settings
 from .imitation import ImitationError, clone, demonstrations, merge
 from .papers import UnknownAgentError, paper
 
+
 class TrainError(BatschedError, ValueError):
     """A bad training argument, named."""
 
