@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence, TypeVar
 
 import gymnasium as gym
 import numpy as np
@@ -26,6 +26,8 @@ from ..policies.agent import MDP, AgentMixin
 from ..scheduler import Session
 from .backends import BACKENDS, Backend, make_backend
 from .meter import EnergyMeter
+
+S = TypeVar("S", bound=AgentMixin)
 
 
 class EnvError(BatschedError, ValueError):
@@ -120,6 +122,14 @@ def reset_options(options: Any, known: Sequence[str]) -> dict[str, Any]:
         raise EnvError(f"reset(options=...): unknown key(s) {', '.join(map(repr, unknown))}; this environment's: "
                        f"{', '.join(map(repr, known))}")
     return options
+
+
+def agent_scheduler(cls: Callable[[Mapping[str, Any]], S], options: Mapping[str, Any]) -> S:
+    """``cls(options)``, its refusal of an option (a ValueError) as an EnvError."""
+    try:
+        return cls(options)
+    except ValueError as exc:
+        raise EnvError(str(exc)) from None
 
 
 def spaces_of(mdp: MDP) -> tuple[spaces.Space, spaces.Space]:

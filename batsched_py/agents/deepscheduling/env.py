@@ -32,7 +32,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from .mdp import SchedulingScheduler
-from ...envs.core import BatsimEnv, EnvError, node_size, weight
+from ...envs.core import BatsimEnv, EnvError, agent_scheduler, node_size, weight
 from ...envs.meter import EnergyMeter, job_figures
 from ...envs.warmup import ShiftedDays, switch_off_time
 
@@ -87,10 +87,7 @@ class SchedulingEnv(BatsimEnv):
         self._integrals = (0.0, 0.0, 0.0)
 
     def make_scheduler(self) -> SchedulingScheduler:
-        try:
-            return SchedulingScheduler(self.options)
-        except ValueError as exc:
-            raise EnvError(str(exc)) from None
+        return agent_scheduler(SchedulingScheduler, self.options)
 
     def simulated_workload(self, workload: Path) -> Path:
         return self.shifted(workload)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from .mdp import ShutdownScheduler
-from ...envs.core import BatsimEnv, EnvError, weight
+from ...envs.core import BatsimEnv, EnvError, agent_scheduler, weight
 from ...envs.meter import EnergyMeter, job_figures
 from ...envs.warmup import ShiftedDays, switch_off_time
 
@@ -62,10 +62,7 @@ class ShutdownEnv(BatsimEnv):
         self._qos = 0.0
 
     def make_scheduler(self) -> ShutdownScheduler:
-        try:
-            return ShutdownScheduler(self.options)
-        except ValueError as exc:
-            raise EnvError(str(exc)) from None
+        return agent_scheduler(ShutdownScheduler, self.options)
 
     def simulated_workload(self, workload: Path) -> Path:
         return self.shifted(workload)

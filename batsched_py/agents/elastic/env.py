@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from .mdp import MODES, ElasticScheduler
-from ...envs.core import BatsimEnv, EnvError
+from ...envs.core import BatsimEnv, EnvError, agent_scheduler
 from .responsiveness import class_figures, fairness, step_responsiveness, utilisation
 
 SECONDS = ("fairness", "utilisation")
@@ -88,10 +88,7 @@ class ElasticEnv(BatsimEnv):
         options = dict(self.options)
         if options["runtimes"] == "oracle":
             options["workload"] = str(workload or self.workload)
-        try:
-            return ElasticScheduler(options)
-        except ValueError as exc:
-            raise EnvError(str(exc)) from None
+        return agent_scheduler(ElasticScheduler, options)
 
     def reward(self) -> float:
         s = self.scheduler

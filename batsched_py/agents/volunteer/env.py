@@ -22,7 +22,7 @@ from .mdp import LEVELS, VolunteerScheduler
 from ...models.errors import EmulatorError
 from ...models.events_file import load_events
 from ...models.platform import load_platform
-from ...envs.core import BatsimEnv, EnvError
+from ...envs.core import BatsimEnv, EnvError, agent_scheduler
 
 
 class VolunteerEnv(BatsimEnv):
@@ -63,10 +63,7 @@ class VolunteerEnv(BatsimEnv):
         self.take_mdp(scheduler.mdp(self.nb_hosts, nb_clusters))
 
     def make_scheduler(self) -> VolunteerScheduler:
-        try:
-            return VolunteerScheduler(self.scheduler_options)
-        except ValueError as exc:
-            raise EnvError(str(exc)) from None
+        return agent_scheduler(VolunteerScheduler, self.scheduler_options)
 
     def backend_inputs(self) -> dict[str, Any]:
         return {"events": [self.events], "flags": VolunteerScheduler.batsim_flags}
