@@ -6,14 +6,22 @@ A deterministic clone that agrees with its teacher on 99.7% of the labelled stat
 day whose states it was never shown, keep waiting where the teacher starts a job (DeepScheduling's
 pointer clone of SAF: one held-out day of 315 carried its whole gap to SAF).  Each round here:
 
-1. plays the clone and the teacher on the training days (all, or ``--days`` drawn from them;
-   validation on training days only: the held-out days are for ``batsched-py evaluate``) and
-   ranks the days by the clone's excess over the teacher in ``--figure`` (the day's mean waiting
-   time by default; DeepShutdown's: ``energy_waste``);
+1. plays the clone and the teacher on the validation days (all training days, or ``--days`` drawn
+   from them; the held-out days are for ``batsched-py evaluate``) and ranks the days by the clone's
+   excess over the teacher in ``--figure`` (the day's mean waiting time by default; DeepShutdown's:
+   ``energy_waste``);
 2. lets the clone play the ``--hard`` worst days (twice each, differently seeded) with the teacher
    labelling what it meets, plus ``--fresh`` days the teacher plays itself (so that its own states
    are not forgotten), merged with the earlier rounds';
 3. fits the clone on everything labelled so far (``--epochs``) and saves it.
+
+With ``--holdout`` the validation days are carved out of the training days: no round labels them
+(the worst days of step 2 are then found among ``--scout`` other training days), so the choice of
+round below is made on days no clone was fitted on.  At the end the round with the lowest
+validation mean of ``--figure`` is copied to ``chosen.zip``; with ``--budget
+waiting_time:1.5:T5``, the lowest among the rounds whose mean waiting time on the same days is at
+most 1.5 x T5's (the issue's "waste under a waiting-time budget").  ``rounds.json`` records every
+round, the validation days, the hard days of each round and the choice.
 
 Usage (the figures of docs/papers/deepscheduling.md)::
 
@@ -33,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -53,8 +62,8 @@ from batsched_py.agents.common.papers import paper  # noqa: E402
 from batsched_py.envs.core import workload_files  # noqa: E402
 
 
-def play_day(env, day: str, act, figure: str, masking: bool) -> float:
-    """``figure`` of one day played by ``act(obs, mask)`` (a baseline, bound to the day's
+def play_day(env, day: str, act, masking: bool) -> dict:
+    """The final ``info`` of one day played by ``act(obs, mask)`` (a baseline, bound to the day's
     scheduler, when it has ``bind``)."""
     obs, info = env.reset(seed=0, options={"workload": day})
     if hasattr(act, "bind"):
@@ -63,7 +72,26 @@ def play_day(env, day: str, act, figure: str, masking: bool) -> float:
     while not done:
         obs, _, term, trunc, info = env.step(act(obs, env.action_masks() if masking else None))
         done = term or trunc
-    return float(info[figure])
+    return info
+
+
+def parse_budget(text: str) -> tuple[str, float, str]:
+    """``FIGURE:FACTOR:BASELINE`` (e.g. ``waiting_time:1.5:T5``)."""
+    try:
+        figure, factor, baseline = text.split(":", 2)
+        return figure, float(factor), baseline
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--budget {text!r}: expected FIGURE:FACTOR:BASELINE, "
+                                         "e.g. waiting_time:1.5:T5") from None
+
+
+def choose(rounds: list[dict], budget: bool) -> int:
+    """The round with the lowest validation mean of the figure, among those within the budget
+    (when none is, the one that exceeds it least)."""
+    within = [r for r in rounds if not budget or r["budget_ok"]]
+    if within:
+        return min(within, key=lambda r: r["clone_mean"])["round"]
+    return min(rounds, key=lambda r: r["budget_mean"] / r["budget_limit"])["round"]
 
 
 class Labelled:
@@ -89,29 +117,53 @@ def main() -> int:
     parser.add_argument("--figure", default="waiting_time", help="what ranks the days (default waiting_time; "
                         "energy_waste for DeepShutdown)")
     parser.add_argument("--days", type=int, default=0, help="validation days drawn from the training days (default: all)")
+    parser.add_argument("--holdout", action="store_true", help="the validation days are carved out: never played for "
+                        "labels; each round the clone plays --scout other training days to find its worst")
+    parser.add_argument("--scout", type=int, default=0, help="with --holdout: training days the clone plays each round "
+                        "to rank its worst (default: as many as --days)")
+    parser.add_argument("--teacher-options", type=json.loads, default={}, metavar="JSON",
+                        help='the teacher\'s arguments, e.g. \'{"max_stretch": 0.25}\' for OR*')
+    parser.add_argument("--budget", type=parse_budget, metavar="FIGURE:FACTOR:BASELINE",
+                        help="the round chosen has the lowest validation --figure among those whose mean FIGURE "
+                        "is at most FACTOR x BASELINE's on the same days (e.g. waiting_time:1.5:T5)")
     parser.add_argument("-p", "--platform", type=Path, required=True)
     parser.add_argument("-w", "--workloads", type=Path, nargs="+", required=True, help="training days (files or folders)")
-    parser.add_argument("-o", "--out", type=Path, required=True, help="folder for the clone of each round and rounds.json")
+    parser.add_argument("-o", "--out", type=Path, required=True, help="folder for the clone of each round, the chosen "
+                        "one (chosen.zip) and rounds.json")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--hard", type=int, default=60, help="worst days the clone plays each round (default 60)")
     parser.add_argument("--fresh", type=int, default=150, help="days the teacher plays each round (default 150)")
     parser.add_argument("--epochs", type=int, default=3, help="cloning epochs each round (default 3)")
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=1, help="the seed of the labelled days and of the fits")
+    parser.add_argument("--split-seed", type=int, help="the seed that draws the validation days (default: --seed), "
+                        "so that runs with different seeds can be chosen between on the same days")
     args = parser.parse_args()
     torch.set_num_threads(1)
     settings = paper(args.agent)
-    teacher = settings.BASELINES[args.teacher]
+    if args.teacher not in settings.BASELINES or (args.budget and args.budget[2] not in settings.BASELINES):
+        parser.error(f"--teacher and --budget name baselines of {args.agent}: {', '.join(settings.BASELINES)}")
+
+    def teacher():
+        return settings.BASELINES[args.teacher](**args.teacher_options)
+
     gamma = settings.HYPERPARAMETERS["gamma"]
     days = [str(d) for d in workload_files(args.workloads)]
-    pool = days     # (the clone's and the teacher's days: all training days)
+    rng = np.random.default_rng(args.seed)
+    pool = days     # (the days the clone and the teacher play for labels)
     if 0 < args.days < len(days):
-        days = sorted(np.random.default_rng(args.seed).choice(days, args.days, replace=False).tolist())
+        split = np.random.default_rng(args.seed if args.split_seed is None else args.split_seed)
+        days = sorted(split.choice(days, args.days, replace=False).tolist())
+    if args.holdout:
+        pool = [d for d in pool if d not in set(days)]
+        if not pool:
+            parser.error("--holdout leaves no training day to label: draw fewer --days")
+    scout = min(len(pool), args.scout or len(days))
     args.out.mkdir(parents=True, exist_ok=True)
     masking = not args.no_masks
     model = (MaskablePPO if masking else PPO).load(str(args.model), device="cpu")
 
     def make_env():
-        return gym.make(settings.ENV, platform=str(args.platform), workloads=pool)
+        return gym.make(settings.ENV, platform=str(args.platform), workloads=pool + days)
 
     env = make_env().unwrapped
 
@@ -120,30 +172,62 @@ def main() -> int:
             return int(model.predict(obs, deterministic=True)[0])
         return int(model.predict(obs, deterministic=True, action_masks=mask)[0])
 
-    t0 = time.time()
-    taught = {}
-    for i, day in enumerate(days):
-        taught[day] = play_day(env, day, Labelled(teacher()), args.figure, masking)
-        if i % 50 == 0:
-            print(f"teacher: {i}/{len(days)} days ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
+    def figures_of(act, on: list[str], label: str) -> dict[str, dict]:
+        t0, out = time.time(), {}
+        for i, day in enumerate(on):
+            out[day] = play_day(env, day, act, masking)
+            if i % 50 == 0:
+                print(f"{label}: {i}/{len(on)} days ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
+        return out
+
+    def mean(played: dict[str, dict], figure: str) -> float:
+        return float(np.mean([info[figure] for info in played.values()]))
+
+    taught = {d: info[args.figure] for d, info in figures_of(Labelled(teacher()), days, args.teacher).items()}
+    limit = None
+    if args.budget:
+        figure, factor, baseline = args.budget
+        base = figures_of(Labelled(settings.BASELINES[baseline]()), days, baseline)
+        limit = factor * mean(base, figure)
     demos, rounds = None, []
+
+    def save(chosen) -> None:
+        record = {"chosen": chosen, "validation": [Path(d).name for d in days], "labelled_pool": len(pool),
+                  "teacher": args.teacher, "teacher_options": args.teacher_options, "rounds": rounds}
+        (args.out / "rounds.json").write_text(json.dumps(record, indent=1) + "\n")
+
     for r in range(args.rounds + 1):
         t1 = time.time()
-        waits = {day: play_day(env, day, student, args.figure, masking) for day in days}
+        played = figures_of(student, days, f"round {r}")
+        waits = {d: info[args.figure] for d, info in played.items()}
         excess = sorted(days, key=lambda d: waits[d] - taught[d], reverse=True)
         behind = [d for d in days if waits[d] > taught[d] + 1e-6]
         figures = {"round": r, "figure": args.figure, "clone_mean": float(np.mean(list(waits.values()))),
                    "teacher_mean": float(np.mean(list(taught.values()))), "validation_days": len(days),
+                   "held_out": args.holdout,
                    "days_behind": len(behind), "days_ahead": sum(waits[d] < taught[d] - 1e-6 for d in days),
                    "worst_excess": waits[excess[0]] - taught[excess[0]], "validation_s": round(time.time() - t1)}
+        if args.budget:
+            figures.update({"budget_figure": args.budget[0], "budget_mean": mean(played, args.budget[0]),
+                            "budget_limit": limit})
+            figures["budget_ok"] = figures["budget_mean"] <= limit
         print(f"round {r}: clone {figures['clone_mean']:.3f} vs {args.teacher} {figures['teacher_mean']:.3f} "
-              f"(mean {args.figure} over {len(days)} training days); behind on {len(behind)}, ahead on {figures['days_ahead']}; "
-              f"worst excess {figures['worst_excess']:.1f}", file=sys.stderr, flush=True)
+              f"(mean {args.figure} over {len(days)} validation days); behind on {len(behind)}, ahead on "
+              f"{figures['days_ahead']}; worst excess {figures['worst_excess']:.1f}"
+              + (f"; mean {args.budget[0]} {figures['budget_mean']:.3f} (budget {limit:.3f})" if args.budget else ""),
+              file=sys.stderr, flush=True)
         rounds.append(figures)
-        (args.out / "rounds.json").write_text(json.dumps(rounds, indent=1) + "\n")
+        save(None)
         if r == args.rounds:
             break
-        hard = excess[:args.hard]
+        if args.holdout:
+            # the worst days among training days the validation never sees
+            scouted = sorted(rng.choice(pool, scout, replace=False).tolist())
+            mine = {d: info[args.figure] for d, info in figures_of(student, scouted, "scout").items()}
+            theirs = {d: info[args.figure] for d, info in figures_of(Labelled(teacher()), scouted, "scout teacher").items()}
+            hard = sorted(scouted, key=lambda d: mine[d] - theirs[d], reverse=True)[:args.hard]
+        else:
+            hard = excess[:args.hard]
         more = demonstrations(make_env, teacher, [Path(d) for d in hard], episodes=2 * len(hard), gamma=gamma,
                               seed=args.seed + r, student=student, masking=masking)
         fresh = demonstrations(make_env, teacher, [Path(d) for d in pool], episodes=args.fresh, gamma=gamma,
@@ -154,8 +238,14 @@ def main() -> int:
         rms.update(demos.running)
         fit = clone(model, demos, epochs=args.epochs, return_scale=float(np.sqrt(rms.var + 1e-8)), seed=args.seed + r,
                     report=lambda line: print(line, file=sys.stderr, flush=True))
-        rounds[-1].update({"labelled_steps": len(demos), "accuracy": fit["accuracy"]})
+        rounds[-1].update({"labelled_steps": len(demos), "accuracy": fit["accuracy"],
+                           "hard_days": [Path(d).name for d in hard]})
         model.save(str(args.out / f"clone_round{r + 1}.zip"))
+    best = choose(rounds, bool(args.budget))
+    source = args.model if best == 0 else args.out / f"clone_round{best}.zip"
+    shutil.copyfile(source, args.out / "chosen.zip")
+    save(best)
+    print(f"chosen: round {best} ({source}) -> {args.out / 'chosen.zip'}", file=sys.stderr, flush=True)
     env.close()
     return 0
 

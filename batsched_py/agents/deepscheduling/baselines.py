@@ -28,6 +28,14 @@ class Easy(Bound):
         """The queue order's key (None: submission order)."""
         return None
 
+    def duration(self, job: Any) -> float:
+        """How long a job holds its hosts, as the rule plans (its walltime)."""
+        return job.walltime or math.inf
+
+    def ends_at(self, job: Any) -> float:
+        """When a running job frees its hosts, as the rule plans (start + walltime)."""
+        return job.expected_end or math.inf
+
     def act(self) -> int:
         s = self.scheduler
         queue = s.queue[:s.max_queue]
@@ -44,8 +52,8 @@ class Easy(Bound):
         # its hosts to switch on: from now); extra hosts then
         shadow, extra = math.inf, 0
         avail = free
-        ends = [(j.expected_end or math.inf, j.res) for j in s.jobs.running.values()]
-        ends += [(s.now + (j.walltime or math.inf), j.res) for j, _, _ in s.pending.values()]
+        ends = [(self.ends_at(j), j.res) for j in s.jobs.running.values()]
+        ends += [(s.now + self.duration(j), j.res) for j, _, _ in s.pending.values()]
         for end, hosts in sorted(ends):
             avail += hosts
             if avail >= head.res:
@@ -53,7 +61,7 @@ class Easy(Bound):
                 break
         for i in indices[1:]:
             job = queue[i]
-            if job.res <= free and (s.now + (job.walltime or math.inf) <= shadow or job.res <= extra):
+            if job.res <= free and (s.now + self.duration(job) <= shadow or job.res <= extra):
                 return i + 1
         return 0
 

@@ -85,17 +85,22 @@ class OffReservationOracle(Bound):
             out += [start + (real if real is not None else math.inf) - s.now] * hosts.bit_count()
         return sorted(out)
 
-    def act(self) -> int:
+    def can_wait(self, job: Any, releases: list[float]) -> bool:
+        """Whether ``job``, startable now, may wait: the next real releases (``releases``, from now)
+        would start it before its stretch reaches ``max_stretch``."""
         s = self.scheduler
+        if not job.walltime or s.stretch(job) >= self.max_stretch or not releases:
+            return False
+        start = s.now + releases[:job.res][-1]
+        return (start - job.subtime) / job.walltime < self.max_stretch
+
+    def free_hosts(self) -> int:
+        """Free hosts left once the queued jobs that may not wait have theirs."""
         releases = self._next_releases()
+        return _free_after_demand(self.scheduler, lambda job: self.can_wait(job, releases))
 
-        def can_wait(job: Any) -> bool:
-            if not job.walltime or s.stretch(job) >= self.max_stretch or not releases:
-                return False
-            start = s.now + releases[:job.res][-1]
-            return (start - job.subtime) / job.walltime < self.max_stretch
-
-        return _keep_off(s, _free_after_demand(s, can_wait), lambda i: True)
+    def act(self) -> int:
+        return _keep_off(self.scheduler, self.free_hosts(), lambda i: True)
 
 
 BASELINES: dict[str, Callable[[], Any]] = {"T0": lambda: Timeout(0), "T1": lambda: Timeout(1), "T5": lambda: Timeout(5),

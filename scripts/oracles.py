@@ -1,0 +1,102 @@
+"""Oracles that know what no deployable policy can: how far perfect knowledge moves the figures of
+Scheduling-v0 and Shutdown-v0, and so where the issue's targets stand (docs/papers/*.md).
+
+Each is a baseline's rule given information the agent never sees: the real runtime of every job
+(read from the day's workload file, as the authors' ``OR*`` reads the running jobs' runtimes) or
+the jobs submitted in the next minutes.  Used through ``evaluate``'s ``module:callable`` policies,
+with this folder on the path::
+
+    PYTHONPATH=scripts batsched-py evaluate --env scheduling -p platforms/taurus_deepshutdown.xml \\
+        -w ../shared/data/deepshutdown/lyon_*/workloads/test -o runs/oracles-scheduling -j 2 \\
+        --dedupe-against ../shared/data/deepshutdown/lyon_*/workloads/train \\
+        --policies 'EASY,SAF,SAF-confidence=oracles:SafConfidence,SAF-runtime-order=oracles:SafRuntimeOrder,SAF-runtime=oracles:SafRuntime'
+
+    PYTHONPATH=scripts batsched-py evaluate --env shutdown -p platforms/taurus_deepshutdown.xml \\
+        -w ../shared/data/deepshutdown/lyon_*/workloads/test -o runs/oracles-shutdown -j 2 \\
+        --dedupe-against ../shared/data/deepshutdown/lyon_*/workloads/train \\
+        --policies 'T0,T5,OR*,OR*-0.25=oracles:OffReservationQuarter,OR*-1=oracles:OffReservationOne,OR*+1min=oracles:OffReservationForesight'
+"""
+from __future__ import annotations
+
+import bisect
+import math
+from typing import Any
+
+from batsched_py.agents.deepscheduling.baselines import Saf
+from batsched_py.agents.deepshutdown.baselines import OffReservationOracle
+from batsched_py.models.document import read_workload_file
+from batsched_py.policies.power import read_runtimes
+
+
+def workload_of(scheduler: Any) -> str:
+    """The day file the environment simulates (shifted by the warm-up: the scheduler's own times)."""
+    return str(scheduler.options.get("workload") or getattr(scheduler, "workload_path", ""))
+
+
+class _Runtimes:
+    """Binds the real runtime of every job of the day."""
+
+    def bind(self, scheduler: Any) -> None:
+        super().bind(scheduler)
+        self.runtimes = read_runtimes(workload_of(scheduler), float(scheduler.options.get("host_speed", 1e6)))
+
+    def runtime(self, job: Any) -> float:
+        return self.runtimes.get(str(job.id).split("!", 1)[-1], job.walltime) or math.inf
+
+
+class SafConfidence(Saf):
+    """SAF whose area uses the runtime the agent can estimate: walltime x the user's recent
+    runtime / walltime (the observation's confidence feature)."""
+
+    def order(self, job: Any) -> float:
+        return self.scheduler.confidence(job) * (job.walltime or math.inf) * job.res
+
+
+class SafRuntimeOrder(_Runtimes, Saf):
+    """SAF ordered by the real area (runtime x hosts); the head's reservation still by walltimes."""
+
+    def order(self, job: Any) -> float:
+        return self.runtime(job) * job.res
+
+
+class SafRuntime(SafRuntimeOrder):
+    """SAF with every walltime replaced by the real runtime: the order, the head's reservation and
+    which jobs backfill."""
+
+    def duration(self, job: Any) -> float:
+        return self.runtime(job)
+
+    def ends_at(self, job: Any) -> float:
+        return job.start_time + self.runtime(job)
+
+
+class OffReservationQuarter(OffReservationOracle):
+    """``OR*`` that lets a job wait only while its stretch stays below 0.25 (the authors': 0.5)."""
+
+    def __init__(self):
+        super().__init__(max_stretch=0.25)
+
+
+class OffReservationOne(OffReservationOracle):
+    """``OR*`` that lets a job wait while its stretch stays below 1."""
+
+    def __init__(self):
+        super().__init__(max_stretch=1.0)
+
+
+class OffReservationForesight(OffReservationOracle):
+    """``OR*`` that also knows the jobs submitted in the next ``horizon`` time units: it keeps on
+    (does not reserve) the hosts they will ask for."""
+    horizon = 1.0
+
+    def bind(self, scheduler: Any) -> None:
+        super().bind(scheduler)
+        _, _, jobs = read_workload_file(workload_of(scheduler))
+        self.arrivals = sorted((float(job["subtime"]), int(job["res"])) for job in jobs)
+        self.times = [t for t, _ in self.arrivals]
+
+    def free_hosts(self) -> int:
+        now = self.scheduler.now
+        first = bisect.bisect_right(self.times, now)
+        last = bisect.bisect_right(self.times, now + self.horizon)
+        return super().free_hosts() - sum(res for _, res in self.arrivals[first:last])

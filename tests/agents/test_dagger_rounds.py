@@ -1,0 +1,74 @@
+"""scripts/dagger_rounds.py: more DAgger rounds for a saved clone, with validation days carved out of
+the training days (``--holdout``) and the round chosen under a waiting-time budget (``--budget``)."""
+import json
+import subprocess
+import sys
+from importlib import util
+
+import pytest
+
+from batsched_py.agents.common.saved import load_agent
+from batsched_py.agents.common.training import TrainConfig, train
+
+from helpers.rl import PLATFORM, ROOT, TRAIN
+
+SCRIPT = ROOT / "scripts" / "dagger_rounds.py"
+
+
+def script_module():
+    spec = util.spec_from_file_location("dagger_rounds", SCRIPT)
+    module = util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_round_chosen_is_the_lowest_within_the_budget():
+    choose = script_module().choose
+    rounds = [{"round": 0, "clone_mean": 10.0, "budget_mean": 5.0, "budget_limit": 6.0, "budget_ok": True},
+              {"round": 1, "clone_mean": 8.0, "budget_mean": 7.0, "budget_limit": 6.0, "budget_ok": False},
+              {"round": 2, "clone_mean": 9.0, "budget_mean": 6.0, "budget_limit": 6.0, "budget_ok": True}]
+    assert choose(rounds, budget=True) == 2
+    assert choose(rounds, budget=False) == 1
+    for r in rounds:
+        r["budget_ok"] = False
+    assert choose(rounds, budget=True) == 0        # (none within: the one over it least)
+
+
+def test_a_bad_budget_is_named():
+    module = script_module()
+    with pytest.raises(Exception, match="FIGURE:FACTOR:BASELINE"):
+        module.parse_budget("waiting_time:lots")
+
+
+def test_held_out_validation_days_are_never_labelled_and_the_chosen_round_is_saved(tmp_path):
+    days = sorted(TRAIN.glob("*.json"))
+    config = TrainConfig("shutdown", PLATFORM, days[:1], tmp_path / "clone", total_steps=64, actors=1, seed=0,
+                         progress=False, vec_env="dummy", imitate="T0", imitate_episodes=1, imitate_epochs=2,
+                         imitate_rounds=1, hyperparameters={"n_steps": 64, "batch_size": 64, "learning_rate": 1e-6})
+    model = train(config, ["train", "shutdown", "--imitate", "T0"])
+    out = tmp_path / "dagger"
+    done = subprocess.run([sys.executable, str(SCRIPT), "--agent", "shutdown", "--no-masks", "--teacher", "OR*",
+                           "--teacher-options", '{"max_stretch": 0.25}', "--figure", "energy_waste",
+                           "--model", str(model), "-p", str(PLATFORM), "-w", str(TRAIN), "-o", str(out),
+                           "--days", "1", "--holdout", "--scout", "1", "--hard", "1", "--fresh", "1",
+                           "--rounds", "1", "--epochs", "1", "--budget", "waiting_time:1.5:T5"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    record = json.loads((out / "rounds.json").read_text())
+    validation = set(record["validation"])
+    assert len(validation) == 1 and record["labelled_pool"] == len(days) - 1
+    assert record["teacher"] == "OR*" and record["teacher_options"] == {"max_stretch": 0.25}
+    assert [r["round"] for r in record["rounds"]] == [0, 1]
+    assert record["rounds"][0]["held_out"] and not validation & set(record["rounds"][0]["hard_days"])
+    for r in record["rounds"]:
+        assert r["budget_figure"] == "waiting_time" and r["budget_ok"] == (r["budget_mean"] <= r["budget_limit"])
+    assert record["chosen"] == script_module().choose(record["rounds"], budget=True)
+    assert "chosen: round" in done.stderr
+    load_agent(str(out / "chosen.zip"), "shutdown")       # (a saved agent of the paper)
+
+
+def test_a_teacher_that_is_not_a_baseline_is_named(tmp_path):
+    done = subprocess.run([sys.executable, str(SCRIPT), "--agent", "shutdown", "--teacher", "T7", "--model", "x.zip",
+                           "-p", str(PLATFORM), "-w", str(TRAIN), "-o", str(tmp_path)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "T0, T1, T5, T10, OR*" in done.stderr
