@@ -211,7 +211,8 @@ def main() -> int:
             figures.update({"budget_figure": args.budget[0], "budget_mean": mean(played, args.budget[0]),
                             "budget_limit": limit})
             figures["budget_ok"] = figures["budget_mean"] <= limit
-        print(f"round {r}: clone {figures['clone_mean']:.3f} vs {args.teacher} {figures['teacher_mean']:.3f} "
+        print(f"round {r}: clone {figures['clone_mean']:.3f} vs {args.teacher}"
+              f"{json.dumps(args.teacher_options) if args.teacher_options else ''} {figures['teacher_mean']:.3f} "
               f"(mean {args.figure} over {len(days)} validation days); behind on {len(behind)}, ahead on "
               f"{figures['days_ahead']}; worst excess {figures['worst_excess']:.1f}"
               + (f"; mean {args.budget[0]} {figures['budget_mean']:.3f} (budget {limit:.3f})" if args.budget else ""),
