@@ -75,6 +75,17 @@ def play_day(env, day: str, act, masking: bool) -> dict:
     return info
 
 
+def teacher_options(text: str) -> dict:
+    """A JSON object of the teacher's keyword arguments."""
+    try:
+        options = json.loads(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not JSON ({exc})") from None
+    if not isinstance(options, dict):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a JSON object")
+    return options
+
+
 def parse_budget(text: str) -> tuple[str, float, str]:
     """``FIGURE:FACTOR:BASELINE`` (e.g. ``waiting_time:1.5:T5``)."""
     try:
@@ -121,7 +132,7 @@ def main() -> int:
                         "labels; each round the clone plays --scout other training days to find its worst")
     parser.add_argument("--scout", type=int, default=0, help="with --holdout: training days the clone plays each round "
                         "to rank its worst (default: as many as --days)")
-    parser.add_argument("--teacher-options", type=json.loads, default={}, metavar="JSON",
+    parser.add_argument("--teacher-options", type=teacher_options, default={}, metavar="JSON",
                         help='the teacher\'s arguments, e.g. \'{"max_stretch": 0.25}\' for OR*')
     parser.add_argument("--budget", type=parse_budget, metavar="FIGURE:FACTOR:BASELINE",
                         help="the round chosen has the lowest validation --figure among those whose mean FIGURE "
@@ -146,6 +157,10 @@ def main() -> int:
     def teacher():
         return settings.BASELINES[args.teacher](**args.teacher_options)
 
+    try:
+        teacher()
+    except TypeError as exc:
+        parser.error(f"--teacher-options {json.dumps(args.teacher_options)}: {args.teacher} does not take them ({exc})")
     gamma = settings.HYPERPARAMETERS["gamma"]
     days = [str(d) for d in workload_files(args.workloads)]
     rng = np.random.default_rng(args.seed)

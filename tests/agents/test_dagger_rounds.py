@@ -72,3 +72,12 @@ def test_a_teacher_that_is_not_a_baseline_is_named(tmp_path):
                            "-p", str(PLATFORM), "-w", str(TRAIN), "-o", str(tmp_path)],
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "T0, T1, T5, T10, OR*" in done.stderr
+
+
+@pytest.mark.parametrize("options, words", [('{"timeout": 3}', "T0 does not take them"),
+                                            ("[1]", "is not a JSON object"), ("{oops", "not JSON")])
+def test_teacher_options_the_teacher_does_not_take_are_named(tmp_path, options, words):
+    done = subprocess.run([sys.executable, str(SCRIPT), "--agent", "shutdown", "--teacher", "T0", "--teacher-options",
+                           options, "--model", "x.zip", "-p", str(PLATFORM), "-w", str(TRAIN), "-o", str(tmp_path)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and words in done.stderr and "Traceback" not in done.stderr, done.stderr
