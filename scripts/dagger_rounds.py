@@ -198,11 +198,20 @@ def main() -> int:
     def mean(played: dict[str, dict], figure: str) -> float:
         return float(np.mean([info[figure] for info in played.values()]))
 
-    taught = {d: info[args.figure] for d, info in figures_of(Labelled(teacher()), days, args.teacher).items()}
+    def known(figure: str, played: dict[str, dict], option: str) -> None:
+        info = next(iter(played.values()))
+        if not isinstance(info.get(figure), (int, float)):
+            parser.error(f"{option} {figure}: not a figure of {settings.ENV} "
+                         f"({', '.join(k for k, v in info.items() if isinstance(v, (int, float)))})")
+
+    first = figures_of(Labelled(teacher()), days, args.teacher)
+    known(args.figure, first, "--figure")
+    taught = {d: info[args.figure] for d, info in first.items()}
     limit = None
     if args.budget:
         figure, factor, baseline = args.budget
         base = figures_of(Labelled(settings.BASELINES[baseline]()), days, baseline)
+        known(figure, base, "--budget")
         limit = factor * mean(base, figure)
     demos, rounds = None, []
 

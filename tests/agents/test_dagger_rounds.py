@@ -10,7 +10,7 @@ import pytest
 from batsched_py.agents.common.saved import load_agent
 from batsched_py.agents.common.training import TrainConfig, train
 
-from helpers.rl import PLATFORM, ROOT, TRAIN
+from helpers.rl import PLATFORM, ROOT, TRAIN, tiny_day
 
 SCRIPT = ROOT / "scripts" / "dagger_rounds.py"
 
@@ -81,3 +81,17 @@ def test_teacher_options_the_teacher_does_not_take_are_named(tmp_path, options, 
                            options, "--model", "x.zip", "-p", str(PLATFORM), "-w", str(TRAIN), "-o", str(tmp_path)],
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and words in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("flags, words", [(["--figure", "wait"], "--figure wait: not a figure of"),
+                                          (["--budget", "waste:1:T5"], "--budget waste: not a figure of")])
+def test_a_figure_the_environment_does_not_report_is_named(tmp_path, flags, words):
+    # (the figures are known once the teacher has played the first validation day: a short day here)
+    (tmp_path / "days").mkdir()
+    tiny_day(tmp_path / "days" / "day.json")
+    done = subprocess.run([sys.executable, str(SCRIPT), "--agent", "shutdown", "--no-masks", "--teacher", "T0",
+                           "--model", str(ROOT / "models" / "deepshutdown-taurus.zip"), "-p", str(PLATFORM),
+                           "-w", str(tmp_path / "days"), "-o", str(tmp_path / "out"), *flags],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and words in done.stderr and "energy_waste" in done.stderr, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
