@@ -25,12 +25,7 @@ from typing import Any
 from batsched_py.agents.deepscheduling.baselines import Saf
 from batsched_py.agents.deepshutdown.baselines import OffReservationOracle
 from batsched_py.models.document import read_workload_file
-from batsched_py.policies.power import read_runtimes
-
-
-def workload_of(scheduler: Any) -> str:
-    """The day file the environment simulates (shifted by the warm-up: the scheduler's own times)."""
-    return str(scheduler.options.get("workload") or getattr(scheduler, "workload_path", ""))
+from batsched_py.policies.power import day_runtimes, day_workload
 
 
 class _Runtimes:
@@ -38,7 +33,7 @@ class _Runtimes:
 
     def bind(self, scheduler: Any) -> None:
         super().bind(scheduler)
-        self.runtimes = read_runtimes(workload_of(scheduler), float(scheduler.options.get("host_speed", 1e6)))
+        self.runtimes = day_runtimes(scheduler)
 
     def runtime(self, job: Any) -> float:
         return self.runtimes.get(str(job.id).split("!", 1)[-1], job.walltime) or math.inf
@@ -91,7 +86,7 @@ class OffReservationForesight(OffReservationOracle):
 
     def bind(self, scheduler: Any) -> None:
         super().bind(scheduler)
-        _, _, jobs = read_workload_file(workload_of(scheduler))
+        _, _, jobs = read_workload_file(day_workload(scheduler))
         self.arrivals = sorted((float(job["subtime"]), int(job["res"])) for job in jobs)
         self.times = [t for t, _ in self.arrivals]
 

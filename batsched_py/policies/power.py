@@ -307,6 +307,20 @@ def read_runtimes(path: str, host_speed: Optional[float]) -> dict[str, float]:
     return out
 
 
+def day_workload(scheduler: Any) -> Optional[str]:
+    """The workload file of the day ``scheduler`` runs: its option ``workload``, or the file an
+    environment simulates (``workload_path``); None when it names none."""
+    path = scheduler.options.get("workload") or getattr(scheduler, "workload_path", None)
+    return str(path) if path else None
+
+
+def day_runtimes(scheduler: Any) -> dict[str, float]:
+    """Job name -> real runtime for the day ``scheduler`` runs (:func:`day_workload`; empty when
+    it names no file), as an oracle that knows the runtimes reads them."""
+    path = day_workload(scheduler)
+    return read_runtimes(path, float(scheduler.options.get("host_speed", 1e6))) if path else {}
+
+
 def _profile_kind(profile: Any) -> str:
     if not isinstance(profile, dict):
         return "no such profile"

@@ -15,7 +15,7 @@ from typing import Any, Callable, Optional
 from ...policies.agent.base import Bound
 from ...policies.agent.clock import EPS
 from ...policies.agent.nodes import NodeState
-from ...policies.power import read_runtimes
+from ...policies.power import day_runtimes
 
 
 class Timeout(Bound):
@@ -70,10 +70,7 @@ class OffReservationOracle(Bound):
 
     def bind(self, scheduler: Any) -> None:
         super().bind(scheduler)
-        self.runtimes: dict[str, float] = {}
-        path = scheduler.options.get("workload") or getattr(scheduler, "workload_path", None)
-        if path:
-            self.runtimes = read_runtimes(str(path), float(scheduler.options.get("host_speed", 1e6)))
+        self.runtimes = day_runtimes(scheduler)
 
     def _next_releases(self) -> list[float]:
         """Time until each held host is released, by the real runtime (walltime when unknown)."""
