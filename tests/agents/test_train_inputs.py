@@ -220,3 +220,16 @@ def test_an_interrupted_train_called_from_python_gives_its_caller_ctrl_c_back(tm
     assert train_main(_train(tmp_path / "out", days)) == 143
     assert "interrupted by SIGTERM" in capsys.readouterr().err
     assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
+
+
+def test_training_runs_without_the_ray_extra(tmp_path):
+    """The rl extra alone (no ray) trains: Ray is imported only for --vec-env ray
+    (a 16-core machine without Ray found that training imported it at once)."""
+    import subprocess
+    import sys
+    code = ("import sys; sys.modules['ray'] = None\n"      # (import ray raises ImportError)
+            "from batsched_py.cli.agents import train_main\n"
+            f"sys.exit(train_main({_train(tmp_path / 'out', tiny_day(tmp_path / 'day.json'))!r}))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (tmp_path / "out" / "model.zip").is_file()

@@ -20,7 +20,6 @@ import numpy as np
 
 from ... import envs  # noqa: F401  (registers the environments)
 from ...campaigns.executor import describe_error
-from ...campaigns.ray_vec_env import RayVecEnv
 from ...errors import BatschedError
 from ...interrupts import interruption, signals_deferred
 from ...textfiles import write_whole
@@ -83,10 +82,11 @@ def paper_settings(agent: str) -> tuple[str, dict, Callable[[bool], Any], Callab
 
 
 def env_factory(env_id: str, platform: Path, workloads: Sequence[Path], env_kwargs: dict, seed: int,
-                errors: Optional[Path] = None) -> Callable:
-    """An actor's environment.  ``errors`` (actors in subprocesses only): the folder where the
-    actor writes the one line of the error that ends it, for the learner to say, and exits at once
-    (no traceback); such an actor also leaves SIGINT and SIGTERM to the learner, which closes it."""
+                errors: Optional[Path] = None, wrap: Optional[Callable[[Any], Any]] = None) -> Callable:
+    """An actor's environment (``wrap``: applied to the environment first, e.g. a teacher's
+    guidance).  ``errors`` (actors in subprocesses only): the folder where the actor writes the one
+    line of the error that ends it, for the learner to say, and exits at once (no traceback); such
+    an actor also leaves SIGINT and SIGTERM to the learner, which closes it."""
     def make():
         from stable_baselines3.common.monitor import Monitor    # (optional: the rl extra)
         if errors is not None:
@@ -98,6 +98,8 @@ def env_factory(env_id: str, platform: Path, workloads: Sequence[Path], env_kwar
             if errors is None:
                 raise
             _end_actor(errors, f"an actor could not make its environment: {_one_line(exc)}")
+        if wrap is not None:
+            env = wrap(env)
         env = ActorGuard(Monitor(env, info_keywords=("energy_waste", "nb_switches")), errors)
         env.reset(seed=seed)
         return env
@@ -145,6 +147,7 @@ def make_vec_env(config: TrainConfig, env_id: str, errors: Path):
            for i in range(config.actors)]
     if config.vec_env == "ray":
         import ray    # (optional: the ray extra)
+        from ...campaigns.ray_vec_env import RayVecEnv    # (needs ray: training without it must not)
         if not ray.is_initialized():
             try:
                 ray.init(address=config.ray_address, include_dashboard=False, log_to_driver=False)
@@ -227,7 +230,7 @@ def train(config: TrainConfig, argv: Optional[Sequence[str]] = None) -> Path:
             _mark(marker, f"training {interruption(exc)}")
             raise
         except (EOFError, ConnectionError) as exc:      # (an actor subprocess ended: its error, if it wrote one)
-            failure = ActorError(_actor_failure(Path(errors), exc))
+            failure = ActorError(actor_failure(Path(errors), exc))
             _mark(marker, f"training failed: {failure}")
             raise failure from None
         except ActorError as exc:         # (from a Ray actor: Ray's error, an ActorError too, holds it as cause)
@@ -243,7 +246,7 @@ def train(config: TrainConfig, argv: Optional[Sequence[str]] = None) -> Path:
         finally:
             if venv is not None:
                 with signals_deferred():        # (a second signal: the actors are closed all the same)
-                    _close_actors(venv)
+                    close_actors(venv)
     record = {
         "agent": config.agent, "algorithm": algorithm,
         "command": " ".join(["batsched-py", *(argv if argv is not None else sys.argv[1:])]),
@@ -305,7 +308,7 @@ def _reward_scaling(config: TrainConfig, venv: Any, resumed_from: Optional[Path]
         raise TrainError(f"--resume: {stats}: cannot be loaded ({type(exc).__name__}: {str(exc)[:200]})") from None
 
 
-def _actor_failure(errors: Path, exc: BaseException) -> str:
+def actor_failure(errors: Path, exc: BaseException) -> str:
     """What ended an actor subprocess: the line it wrote, or the broken pipe."""
     for path in sorted(errors.glob("actor-*.txt")):      # (whole: written as .part, then renamed)
         return path.read_text().strip()
@@ -430,13 +433,26 @@ def _check_env(config: TrainConfig, env_id: str) -> tuple[Any, Any]:
     return spaces
 
 
-def _close_actors(venv: Any) -> None:
+#: The longest an actor's step may take before close_actors stops waiting for its result (seconds).
+ACTOR_STEP_S = 5.0
+
+
+def close_actors(venv: Any) -> None:
     """Close the actors; a pipe to a dead one is no news (Ctrl-C at a terminal reaches them too, and
     the error or interrupt that killed it is what propagates)."""
+    inner = getattr(venv, "unwrapped", venv)
     try:
+        if getattr(inner, "waiting", False):
+            # (a step interrupted while its results were being read: SB3's close would wait again
+            # for those already read, forever; the others come within a step's time)
+            for remote in inner.remotes:
+                if remote.poll(ACTOR_STEP_S):
+                    remote.recv()
+            inner.waiting = False
         venv.close()
     except (EOFError, OSError):
         pass
+
 
 
 def _paper(agent: str) -> Any:

@@ -59,6 +59,16 @@ def _keep_off(s: Any, available: int, timed_out: Callable[[int], bool]) -> int:
     return keep
 
 
+def real_end(s: Any, runtimes: dict[str, float], job_id: str) -> float:
+    """When the job ``job_id``, holding hosts, releases them by its real runtime (``runtimes``: job
+    name -> runtime; its walltime when unknown, never when it has none); a job waiting for its
+    hosts counts from now."""
+    job = s.jobs[job_id]
+    real = runtimes.get(job_id.split("!", 1)[-1], job.walltime)
+    start = job.start_time if job.start_time is not None else s.now
+    return start + (real if real is not None else math.inf)
+
+
 class OffReservationOracle(Bound):
     """The authors' off-reservation oracle (``OffReservationAgent``, max stretch 0.5, timeout 0):
     it knows the real runtime of the running jobs, lets a job that could start now wait when the
@@ -76,10 +86,7 @@ class OffReservationOracle(Bound):
         """Time until each held host is released, by the real runtime (walltime when unknown)."""
         s, out = self.scheduler, []
         for job_id, hosts in s.alloc_masks.items():
-            job = s.jobs[job_id]
-            real = self.runtimes.get(job_id.split("!", 1)[-1], job.walltime)
-            start = job.start_time if job.start_time is not None else s.now
-            out += [start + (real if real is not None else math.inf) - s.now] * hosts.bit_count()
+            out += [real_end(s, self.runtimes, job_id) - s.now] * hosts.bit_count()
         return sorted(out)
 
     def can_wait(self, job: Any, releases: list[float]) -> bool:

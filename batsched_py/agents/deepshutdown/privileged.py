@@ -1,0 +1,51 @@
+"""What Shutdown-v0's critic may know and its actor may not (for :mod:`..common.guided`).
+
+The actor sees walltimes; what a node's future costs depends on the real runtimes, which only
+an oracle knows.  So the critic reads, each in [0, 1]:
+
+- for each node, the time until the jobs holding its hosts release them by their real runtimes,
+  / ``horizon`` (capped; 0 when no job holds it);
+- for the ``queue_features`` jobs of the plan order, real runtime / walltime (0: no job there);
+- the authors' oracle's action (OR*: how many nodes it keeps off) / G.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...policies.agent.easy_plan import plan_order
+from ...policies.power import day_runtimes
+from .baselines import OffReservationOracle, real_end
+
+
+class RealRuntimes:
+    def __init__(self, nb_nodes: int, queue_features: int, horizon: float = 60.0):
+        self.nb_nodes, self.k, self.horizon = nb_nodes, queue_features, horizon
+        self.size = nb_nodes + queue_features + 1
+        self.oracle = OffReservationOracle()
+
+    @classmethod
+    def of(cls, env: Any) -> "RealRuntimes":
+        """Sized for a Shutdown-v0 environment."""
+        return cls(int(env.action_space.n) - 1, int(env.unwrapped.options["queue_features"]))
+
+    def bind(self, scheduler: Any) -> None:
+        self.scheduler = scheduler
+        self.runtimes = day_runtimes(scheduler)
+        self.oracle.bind(scheduler)
+
+    def __call__(self) -> np.ndarray:
+        s = self.scheduler
+        out = np.zeros(self.size, np.float32)
+        for job_id, hosts in s.alloc_masks.items():
+            left = min(1.0, max(0.0, (real_end(s, self.runtimes, job_id) - s.now) / self.horizon))
+            for i, m in enumerate(s.masks):
+                if m & hosts:
+                    out[i] = max(out[i], left)
+        for j, job in enumerate(plan_order(s.queue, self.k)):
+            real = self.runtimes.get(job.id.split("!", 1)[-1])
+            if real is not None and job.walltime:
+                out[self.nb_nodes + j] = min(1.0, real / job.walltime)
+        out[-1] = self.oracle.act() / self.nb_nodes
+        return out

@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Choose a trained agent from ``batsched-py evaluate``'s ``summary.csv`` on validation days: the
+lowest mean ``--figure`` among the candidates whose mean of the budget's figure is at most FACTOR x
+the baseline's (dagger_rounds.py's rule, here across checkpoints and runs).  Where none is within
+the budget none is chosen (exit status 1): a model over the budget is not made acceptable by
+being over it least.
+
+    python scripts/choose_checkpoint.py runs/val/summary.csv --budget waiting_time:1.5:T5 --exclude T5
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from pathlib import Path
+
+from dagger_rounds import parse_budget
+
+
+def choose(rows: dict[str, dict], figure: str, budget: tuple[str, float, str], exclude: set[str]) -> dict:
+    """``{"chosen": label or None, "limit": ..., "candidates": [{label, figure, budget, within}]}``."""
+    name, factor, baseline = budget
+    if baseline not in rows:
+        raise KeyError(f"the budget's baseline {baseline!r} is not in the summary ({', '.join(rows)})")
+    for column in (f"{figure}_mean", f"{name}_mean"):
+        if column not in rows[baseline]:
+            raise KeyError(f"the summary has no column {column!r}")
+    limit = factor * float(rows[baseline][f"{name}_mean"])
+    candidates = [{"label": label, figure: float(row[f"{figure}_mean"]), name: float(row[f"{name}_mean"]),
+                   "within": float(row[f"{name}_mean"]) <= limit}
+                  for label, row in rows.items() if label != baseline and label not in exclude]
+    within = [c for c in candidates if c["within"]]
+    chosen = min(within, key=lambda c: c[figure])["label"] if within else None
+    return {"chosen": chosen, "figure": figure, "budget": f"{name} <= {factor} x {baseline}", "limit": limit,
+            "candidates": candidates}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("summary", type=Path, help="evaluate's summary.csv (validation days)")
+    ap.add_argument("--figure", default="energy_waste", help="what the choice minimises (default energy_waste)")
+    ap.add_argument("--budget", type=parse_budget, required=True, metavar="FIGURE:FACTOR:BASELINE",
+                    help="e.g. waiting_time:1.5:T5")
+    ap.add_argument("--exclude", nargs="*", default=[], help="policies of the summary that are not candidates")
+    args = ap.parse_args(argv)
+    try:
+        with args.summary.open(newline="") as f:
+            rows = {row["policy"]: row for row in csv.DictReader(f)}
+        result = choose(rows, args.figure, args.budget, set(args.exclude))
+    except (OSError, KeyError, ValueError) as exc:
+        print(f"choose_checkpoint: {args.summary}: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(result, indent=1))
+    if result["chosen"] is None:
+        print(f"choose_checkpoint: no candidate within the budget ({result['budget']}: {result['limit']:.3f})",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
