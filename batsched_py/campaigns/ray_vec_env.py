@@ -13,13 +13,16 @@ import numpy as np
 
 try:
     import gymnasium as gym
-    import ray
     from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices
     # SB3's own stacking, so observations come out exactly as SubprocVecEnv gives them
     from stable_baselines3.common.vec_env.subproc_vec_env import _stack_obs
 except ImportError as exc:  # pragma: no cover - the message is the point
-    raise ImportError(f"RayVecEnv needs ray, gymnasium and stable-baselines3 ({exc.name} is missing): "
-                      "pip install 'batsched_py[ray]' gymnasium stable-baselines3") from None
+    raise ImportError(f"RayVecEnv needs gymnasium and stable-baselines3 ({exc.name} is missing): "
+                      "pip install 'batsched_py[rl]'") from None
+try:
+    import ray
+except ImportError:     # (training imports this module with the rl extra alone: only a RayVecEnv needs Ray)
+    ray = None  # type: ignore[assignment]
 
 __all__ = ["RayVecEnv"]
 
@@ -84,6 +87,8 @@ class RayVecEnv(VecEnv):
                  actor_options: Optional[dict[str, Any]] = None):
         if not env_fns:
             raise ValueError("RayVecEnv needs at least one environment factory")
+        if ray is None:
+            raise ImportError("RayVecEnv needs ray: pip install 'batsched_py[ray]'")
         if not ray.is_initialized():
             ray.init(address=address, include_dashboard=False if address is None else None, log_to_driver=False)
         actor = ray.remote(_EnvActor).options(**{"num_cpus": 1, **(actor_options or {})})

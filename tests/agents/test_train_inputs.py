@@ -229,7 +229,11 @@ def test_training_runs_without_the_ray_extra(tmp_path):
     import sys
     code = ("import sys; sys.modules['ray'] = None\n"      # (import ray raises ImportError)
             "from batsched_py.cli.agents import train_main\n"
-            f"sys.exit(train_main({_train(tmp_path / 'out', tiny_day(tmp_path / 'day.json'))!r}))")
+            f"assert train_main({_train(tmp_path / 'out', tiny_day(tmp_path / 'day.json'))!r}) == 0\n"
+            "from batsched_py.campaigns.ray_vec_env import RayVecEnv\n"
+            "try:\n    RayVecEnv([lambda: None])\n"
+            "except ImportError as exc:\n    print(exc)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert (tmp_path / "out" / "model.zip").is_file()
+    assert "RayVecEnv needs ray: pip install 'batsched_py[ray]'" in done.stdout      # (--vec-env ray: named)

@@ -20,6 +20,7 @@ import numpy as np
 
 from ... import envs  # noqa: F401  (registers the environments)
 from ...campaigns.executor import describe_error
+from ...campaigns.ray_vec_env import RayVecEnv
 from ...errors import BatschedError
 from ...interrupts import interruption, signals_deferred
 from ...textfiles import write_whole
@@ -147,7 +148,6 @@ def make_vec_env(config: TrainConfig, env_id: str, errors: Path):
            for i in range(config.actors)]
     if config.vec_env == "ray":
         import ray    # (optional: the ray extra)
-        from ...campaigns.ray_vec_env import RayVecEnv    # (needs ray: training without it must not)
         if not ray.is_initialized():
             try:
                 ray.init(address=config.ray_address, include_dashboard=False, log_to_driver=False)
@@ -452,7 +452,6 @@ def close_actors(venv: Any) -> None:
         venv.close()
     except (EOFError, OSError):
         pass
-
 
 
 def _paper(agent: str) -> Any:

@@ -59,12 +59,19 @@ def _keep_off(s: Any, available: int, timed_out: Callable[[int], bool]) -> int:
     return keep
 
 
+def real_runtime(runtimes: dict[str, float], job_id: str) -> Optional[float]:
+    """The real runtime of job ``job_id`` (``runtimes``: job name, without the workload's prefix ->
+    runtime); None when unknown."""
+    return runtimes.get(job_id.split("!", 1)[-1])
+
+
 def real_end(s: Any, runtimes: dict[str, float], job_id: str) -> float:
-    """When the job ``job_id``, holding hosts, releases them by its real runtime (``runtimes``: job
-    name -> runtime; its walltime when unknown, never when it has none); a job waiting for its
-    hosts counts from now."""
+    """When the job ``job_id``, holding hosts, releases them by its real runtime (its walltime when
+    unknown, never when it has none); a job waiting for its hosts counts from now."""
     job = s.jobs[job_id]
-    real = runtimes.get(job_id.split("!", 1)[-1], job.walltime)
+    real = real_runtime(runtimes, job_id)
+    if real is None:
+        real = job.walltime
     start = job.start_time if job.start_time is not None else s.now
     return start + (real if real is not None else math.inf)
 

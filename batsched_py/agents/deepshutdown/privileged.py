@@ -15,11 +15,12 @@ from typing import Any
 import numpy as np
 
 from ...policies.agent.easy_plan import plan_order
-from ...policies.power import day_runtimes
-from .baselines import OffReservationOracle, real_end
+from .baselines import OffReservationOracle, real_end, real_runtime
 
 
 class RealRuntimes:
+    """The features above for a platform of ``nb_nodes`` nodes (``horizon``: in its time unit)."""
+
     def __init__(self, nb_nodes: int, queue_features: int, horizon: float = 60.0):
         self.nb_nodes, self.k, self.horizon = nb_nodes, queue_features, horizon
         self.size = nb_nodes + queue_features + 1
@@ -32,8 +33,8 @@ class RealRuntimes:
 
     def bind(self, scheduler: Any) -> None:
         self.scheduler = scheduler
-        self.runtimes = day_runtimes(scheduler)
         self.oracle.bind(scheduler)
+        self.runtimes = self.oracle.runtimes     # (the day's file, read once)
 
     def __call__(self) -> np.ndarray:
         s = self.scheduler
@@ -44,7 +45,7 @@ class RealRuntimes:
                 if m & hosts:
                     out[i] = max(out[i], left)
         for j, job in enumerate(plan_order(s.queue, self.k)):
-            real = self.runtimes.get(job.id.split("!", 1)[-1])
+            real = real_runtime(self.runtimes, job.id)
             if real is not None and job.walltime:
                 out[self.nb_nodes + j] = min(1.0, real / job.walltime)
         out[-1] = self.oracle.act() / self.nb_nodes
