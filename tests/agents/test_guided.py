@@ -239,7 +239,7 @@ def test_the_checkpoint_chosen_wastes_least_within_the_budget(tmp_path):
 def test_the_campaign_script_trains_two_runs_and_chooses_on_the_validation_days(tmp_path):
     out = tmp_path / "campaign"
     done = subprocess.run(["bash", str(ROOT / "scripts" / "guided_runs.sh"), str(out), str(TRAIN),
-                           str(ROOT / "workloads" / "deepshutdown" / "test" / "2_test_102.json"), "40", "1", "cpu",
+                           str(ROOT / "workloads" / "deepshutdown" / "test" / "2_test_102.json"), "15", "1", "cpu",
                            "1440", f"again={ROOT / 'models' / 'deepshutdown-taurus.zip'}"],
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
     record = (out / "chosen.json").read_text()
