@@ -25,7 +25,7 @@ from typing import Any
 from batsched_py.agents.deepscheduling.baselines import Saf
 from batsched_py.agents.deepshutdown.baselines import OffReservationOracle
 from batsched_py.models.document import read_workload_file
-from batsched_py.policies.power import day_runtimes, day_workload
+from batsched_py.policies.power import day_runtimes, day_workload, real_runtime
 
 
 class _Runtimes:
@@ -36,7 +36,8 @@ class _Runtimes:
         self.runtimes = day_runtimes(scheduler)
 
     def runtime(self, job: Any) -> float:
-        return self.runtimes.get(str(job.id).split("!", 1)[-1], job.walltime) or math.inf
+        real = real_runtime(self.runtimes, str(job.id))
+        return (job.walltime if real is None else real) or math.inf
 
 
 class SafConfidence(Saf):

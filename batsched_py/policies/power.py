@@ -205,9 +205,9 @@ class OracleMixin(PowerMixin):
             self.runtimes = read_runtimes(path, self.host_speed)
 
     def runtime(self, job: Job) -> Optional[float]:
-        name = job.id.split("!", 1)[-1]
-        if name in self.runtimes:
-            return self.runtimes[name]
+        real = real_runtime(self.runtimes, job.id)
+        if real is not None:
+            return real
         if job.profile is not None:
             return profile_runtime(job.profile, self.host_speed)
         return None
@@ -305,6 +305,12 @@ def read_runtimes(path: str, host_speed: Optional[float]) -> dict[str, float]:
                                 f"{blind}: a runtime is known from a delay profile, or a parallel_homogeneous one "
                                 "with option host_speed (flops per time unit)")
     return out
+
+
+def real_runtime(runtimes: dict[str, float], job_id: str) -> Optional[float]:
+    """The runtime :func:`read_runtimes` gave for job ``job_id`` (named there without the
+    workload's ``prefix!``); None when unknown."""
+    return runtimes.get(job_id.split("!", 1)[-1])
 
 
 def day_workload(scheduler: Any) -> Optional[str]:

@@ -15,7 +15,7 @@ from typing import Any, Callable, Optional
 from ...policies.agent.base import Bound
 from ...policies.agent.clock import EPS
 from ...policies.agent.nodes import NodeState
-from ...policies.power import day_runtimes
+from ...policies.power import day_runtimes, real_runtime
 
 
 class Timeout(Bound):
@@ -57,12 +57,6 @@ def _keep_off(s: Any, available: int, timed_out: Callable[[int], bool]) -> int:
             keep += 1
             available -= size
     return keep
-
-
-def real_runtime(runtimes: dict[str, float], job_id: str) -> Optional[float]:
-    """The real runtime of job ``job_id`` (``runtimes``: job name, without the workload's prefix ->
-    runtime); None when unknown."""
-    return runtimes.get(job_id.split("!", 1)[-1])
 
 
 def real_end(s: Any, runtimes: dict[str, float], job_id: str) -> float:

@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from ...policies.agent.easy_plan import plan_order
-from .baselines import OffReservationOracle, real_end, real_runtime
+from ...policies.power import real_runtime
+from .baselines import OffReservationOracle, real_end
 
 
 class RealRuntimes:

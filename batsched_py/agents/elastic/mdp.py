@@ -39,7 +39,7 @@ import numpy as np
 from ...scheduler import HostState, Job, Scheduler
 from ...scheduler.view import lowest_bits, procset_of_mask
 from ...policies.options import PolicyOptionError, choice_option, count_option, number_option, refuse_unknown
-from ...policies.power import read_runtimes, require_sleep_states
+from ...policies.power import read_runtimes, real_runtime, require_sleep_states
 from ...policies.agent.base import MDP, ActionError, AgentMixin, action_int, max_time_option
 
 MODES = ("scheduling", "elastic")
@@ -166,9 +166,9 @@ class ElasticPool(Scheduler):
         return self.vo_slots.get(vo, self.nb_vos - 1)
 
     def estimate(self, job: Job) -> float:
-        name = job.id.split("!", 1)[-1]
-        if name in self.real:
-            return self.real[name]
+        real = real_runtime(self.real, job.id)
+        if real is not None:
+            return real
         past = self.history.get(self._key(job))
         if past:
             return median(past[-50:])
