@@ -20,8 +20,9 @@ With ``--holdout`` the validation days are carved out of the training days: no r
 round below is made on days no clone was fitted on.  At the end the round with the lowest
 validation mean of ``--figure`` is copied to ``chosen.zip``; with ``--budget
 waiting_time:1.5:T5``, the lowest among the rounds whose mean waiting time on the same days is at
-most 1.5 x T5's (the issue's "waste under a waiting-time budget").  ``rounds.json`` records every
-round, the validation days, the hard days of each round and the choice.
+most 1.5 x T5's (the issue's "waste under a waiting-time budget"); where no round is within it,
+none is chosen (exit status 1).  ``rounds.json`` records every round, the validation days, the hard
+days of each round and the choice.
 
 Usage (the figures of docs/papers/deepscheduling.md)::
 
@@ -96,13 +97,12 @@ def parse_budget(text: str) -> tuple[str, float, str]:
                                          "e.g. waiting_time:1.5:T5") from None
 
 
-def choose(rounds: list[dict], budget: bool) -> int:
-    """The round with the lowest validation mean of the figure, among those within the budget
-    (when none is, the one that exceeds it least)."""
+def choose(rounds: list[dict], budget: bool) -> int | None:
+    """The round with the lowest validation mean of the figure, among those within the budget;
+    None when none is (as choose_checkpoint.py: a round over the budget is not made acceptable by
+    being over it least)."""
     within = [r for r in rounds if not budget or r["budget_ok"]]
-    if within:
-        return min(within, key=lambda r: r["clone_mean"])["round"]
-    return min(rounds, key=lambda r: r["budget_mean"] / r["budget_limit"])["round"]
+    return min(within, key=lambda r: r["clone_mean"])["round"] if within else None
 
 
 class Labelled:
@@ -267,6 +267,12 @@ def main() -> int:
                            "hard_days": [Path(d).name for d in hard]})
         model.save(str(args.out / f"clone_round{r + 1}.zip"))
     best = choose(rounds, bool(args.budget))
+    if best is None:
+        save(None)
+        env.close()
+        print(f"dagger_rounds: no round within the budget ({args.budget[0]} <= {args.budget[1]} x {args.budget[2]}); "
+              f"no chosen.zip, the rounds are in {args.out}", file=sys.stderr, flush=True)
+        return 1
     source = args.model if best == 0 else args.out / f"clone_round{best}.zip"
     shutil.copyfile(source, args.out / "chosen.zip")
     save(best)

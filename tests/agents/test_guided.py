@@ -228,12 +228,21 @@ def test_the_checkpoint_chosen_wastes_least_within_the_budget(tmp_path):
     r = choose(tmp_path, rows, "--budget", "waiting_time:1.5:T5", "--exclude", "start")
     assert r.returncode == 0, r.stderr
     result = json.loads(r.stdout)
-    assert result["chosen"] == "a-2" and result["limit"] == 15.0
+    assert result["chosen"] == "a-2" and result["budgets"] == [{"budget": "waiting_time <= 1.5 x T5", "limit": 15.0}]
     assert [c["label"] for c in result["candidates"]] == ["a-1", "a-2", "b-1"]
+    # two budgets: within both, and neither baseline is a candidate
+    rows = [("T0", 220.0, 12.0), *rows, ("c-1", 215.0, 14.0)]
+    r = choose(tmp_path, rows, "--budget", "waiting_time:1.5:T5", "--budget", "energy_waste:1:T0")
+    result = json.loads(r.stdout)
+    assert r.returncode == 0 and result["chosen"] == "a-2"
+    assert {c["label"]: c["within"] for c in result["candidates"]} == {
+        "start": False, "a-1": False, "a-2": True, "b-1": False, "c-1": True}
+    r = choose(tmp_path, rows, "--budget", "waiting_time:1.5:T5", "--budget", "energy_waste:0.9:T0")
+    assert r.returncode == 1 and "energy_waste <= 0.9 x T0: 198.000" in r.stderr
     r = choose(tmp_path, rows, "--budget", "waiting_time:1.0:T5")
     assert r.returncode == 1 and json.loads(r.stdout)["chosen"] is None and "no candidate within" in r.stderr
-    r = choose(tmp_path, rows, "--budget", "waiting_time:1.5:T0")
-    assert r.returncode == 2 and "'T0' is not in the summary" in r.stderr and "Traceback" not in r.stderr
+    r = choose(tmp_path, rows, "--budget", "waiting_time:1.5:T10")
+    assert r.returncode == 2 and "'T10' is not in the summary" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_the_campaign_script_trains_two_runs_and_chooses_on_the_validation_days(tmp_path):
@@ -247,6 +256,6 @@ def test_the_campaign_script_trains_two_runs_and_chooses_on_the_validation_days(
     chosen = json.loads(record)
     labels = [c["label"] for c in chosen["candidates"]]
     assert labels[:2] == ["start", "again"] and {"a-step_1440", "b-step_1440"} <= set(labels), labels
-    assert chosen["budget"] == "waiting_time <= 1.5 x T5" and chosen["chosen"] in labels + [None]
+    assert chosen["budgets"][0]["budget"] == "waiting_time <= 1.5 x T5" and chosen["chosen"] in labels + [None]
     for run in ("a", "b"):
         assert json.loads((out / run / "guided.json").read_text())["status"].startswith("interrupted by SIGINT")
