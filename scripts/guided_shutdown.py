@@ -39,7 +39,8 @@ from batsched_py.agents.deepshutdown.baselines import BASELINES  # noqa: E402
 from batsched_py.agents.deepshutdown.config import ENV, HYPERPARAMETERS  # noqa: E402
 from batsched_py.agents.deepshutdown.privileged import RealRuntimes  # noqa: E402
 from batsched_py.envs.core import workload_files  # noqa: E402
-from batsched_py.interrupts import interruption, signals_deferred, signals_interrupt  # noqa: E402
+from batsched_py.interrupts import (exit_after_stop, exit_status, interruption, signals_deferred,  # noqa: E402
+                                   signals_interrupt)
 from dagger_rounds import teacher_options  # noqa: E402
 
 
@@ -182,27 +183,35 @@ def main(argv=None) -> int:
           f"teacher {args.teacher}{json.dumps(args.teacher_options) if args.teacher_options else ''}, "
           f"BC weight {args.bc_weight}{' decaying' if args.bc_decay else ''}", file=sys.stderr, flush=True)
     status = 0
-    try:
-        with signals_interrupt():
+    # The cleanup is inside the block too: once a signal has stopped the run, a repeat (a second
+    # Ctrl-C, a batch system's SIGTERM again) is ignored, not raised while guided.json is written.
+    with signals_interrupt():
+        try:
             model.learn(steps, callback=[checkpoints, ProgressLines(steps)])
             checkpoints.save("final")
-        record["status"] = "finished"
-    except KeyboardInterrupt as exc:
-        record["status"] = (f"{interruption(exc)} at step {model.num_timesteps}: the checkpoints listed are whole, "
-                            "the steps after the last one are lost")
-        status = 130
-    except (EOFError, BrokenPipeError, ConnectionResetError) as exc:
-        record["status"] = f"stopped at step {model.num_timesteps}: {actor_failure(errors, exc)}"
-        status = 1
-    finally:
-        record["wall_time_s"] = round(time.time() - record["started"])
-        write_record(args.out, record)
-        with signals_deferred():        # (a second signal: the actors are closed all the same)
-            close_actors(venv)
+            record["status"] = "finished"
+        except KeyboardInterrupt as exc:
+            record["status"] = (f"{interruption(exc)} at step {model.num_timesteps}: the checkpoints listed are "
+                                "whole, the steps after the last one are lost")
+            status = 130
+        except (EOFError, BrokenPipeError, ConnectionResetError) as exc:
+            record["status"] = f"stopped at step {model.num_timesteps}: {actor_failure(errors, exc)}"
+            status = 1
+        finally:
+            with signals_deferred():        # (a first signal now: the record and the actors are closed all the same)
+                record["wall_time_s"] = round(time.time() - record["started"])
+                write_record(args.out, record)
+                close_actors(venv)
     print(f"guided_shutdown: {record['status']}; {len(record['checkpoints'])} checkpoint(s) in {args.out} "
           f"({record['wall_time_s']} s)", file=sys.stderr, flush=True)
     return status
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:        # (as the batsched-py command: a signal between the blocks, or repeated, ends it with its status)
+        with signals_interrupt():
+            code = main()
+    except KeyboardInterrupt as exc:
+        print(f"guided_shutdown: {interruption(exc)}", file=sys.stderr)
+        code = exit_status(exc)
+    exit_after_stop(code)

@@ -70,3 +70,18 @@ def test_the_oracles_run_through_evaluate_as_module_callables(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     rows = list(csv.DictReader((tmp_path / "out" / "summary.csv").open()))
     assert [r["policy"] for r in rows] == ["OR*", "quarter", "one"]
+
+
+def test_or_star_on_walltimes_cannot_see_a_node_freed_early(tmp_path):
+    # a node's job asks 100 min and runs 10; a second one-node job comes at minute 5 asking 40
+    doc = {"nb_res": 168, "jobs": [{"id": "0", "subtime": 0, "res": 12, "walltime": 100, "profile": "p0"},
+                                   {"id": "1", "subtime": 5, "res": 12, "walltime": 40, "profile": "p1"}],
+           "profiles": {"p0": {"type": "delay", "delay": 10}, "p1": {"type": "delay", "delay": 20}}}
+    day = tmp_path / "day.json"
+    day.write_text(json.dumps(doc))
+    real = played("Shutdown", SHUTDOWN["OR*"](), day)
+    walls = played("Shutdown", SHUTDOWN["OR*"](real_runtimes=False), day)
+    # knowing the first node frees at 10, OR* keeps the second job waiting for it (stretch 0.125);
+    # by the walltime it frees at 100, too late, and a second node is switched on and off for it
+    assert walls["nb_switches"] == real["nb_switches"] + 2
+    assert walls["energy_waste"] > real["energy_waste"] and walls["waiting_time"] < real["waiting_time"]

@@ -74,14 +74,16 @@ class OffReservationOracle(Bound):
     """The authors' off-reservation oracle (``OffReservationAgent``, max stretch 0.5, timeout 0):
     it knows the real runtime of the running jobs, lets a job that could start now wait when the
     next real releases let it start before its stretch (wait / walltime) reaches ``max_stretch``,
-    and otherwise keeps off every idle node, as T0 does."""
+    and otherwise keeps off every idle node, as T0 does.  With ``real_runtimes=False`` it reads the
+    walltimes instead: the same rule on what a deployed policy knows."""
 
-    def __init__(self, max_stretch: float = 0.5):
+    def __init__(self, max_stretch: float = 0.5, real_runtimes: bool = True):
         self.max_stretch = max_stretch
+        self.real_runtimes = real_runtimes
 
     def bind(self, scheduler: Any) -> None:
         super().bind(scheduler)
-        self.runtimes = day_runtimes(scheduler)
+        self.runtimes = day_runtimes(scheduler) if self.real_runtimes else {}
 
     def _next_releases(self) -> list[float]:
         """Time until each held host is released, by the real runtime (walltime when unknown)."""
