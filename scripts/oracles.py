@@ -14,7 +14,7 @@ with this folder on the path::
     PYTHONPATH=scripts batsched-py evaluate --env shutdown -p platforms/taurus_deepshutdown.xml \\
         -w ../shared/data/deepshutdown/lyon_*/workloads/test -o runs/oracles-shutdown -j 2 \\
         --dedupe-against ../shared/data/deepshutdown/lyon_*/workloads/train \\
-        --policies 'T0,T5,OR*,OR*-0.25=oracles:OffReservationQuarter,OR*-1=oracles:OffReservationOne,OR*+1min=oracles:OffReservationForesight'
+        --policies 'T0,T5,OR*,OR*-0.25=OR*:{"max_stretch": 0.25},OR*-1=OR*:{"max_stretch": 1},OR*+1min=oracles:OffReservationForesight'
 """
 from __future__ import annotations
 
@@ -64,20 +64,6 @@ class SafRuntime(SafRuntimeOrder):
 
     def ends_at(self, job: Any) -> float:
         return job.start_time + self.runtime(job)
-
-
-class OffReservationQuarter(OffReservationOracle):
-    """``OR*`` that lets a job wait only while its stretch stays below 0.25 (the authors': 0.5)."""
-
-    def __init__(self):
-        super().__init__(max_stretch=0.25)
-
-
-class OffReservationOne(OffReservationOracle):
-    """``OR*`` that lets a job wait while its stretch stays below 1."""
-
-    def __init__(self):
-        super().__init__(max_stretch=1.0)
 
 
 class OffReservationForesight(OffReservationOracle):

@@ -59,17 +59,18 @@ def test_or_star_with_foresight_keeps_on_the_node_a_job_is_about_to_take(tmp_pat
     assert seen["energy_waste"] < plain["energy_waste"] and seen["waiting_time"] < plain["waiting_time"]
 
 
-def test_the_oracles_run_through_evaluate_as_module_callables(tmp_path):
+def test_the_oracles_run_through_evaluate_as_module_callables_and_baselines_with_arguments(tmp_path):
     (tmp_path / "days").mkdir()
     day = tiny_day(tmp_path / "days" / "day.json")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "scripts"), os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run([sys.executable, "-m", "batsched_py.cli", "evaluate", "--env", "shutdown", "-p", str(PLATFORM),
                            "-w", str(day.parent), "-o", str(tmp_path / "out"), "-j", "1", "--no-figures",
-                           "--policies", "OR*,quarter=oracles:OffReservationQuarter,one=oracles:OffReservationOne"],
+                           "--policies", 'OR*,quarter=OR*:{"max_stretch": 0.25},one=OR*:{"max_stretch": 1},'
+                           "foresight=oracles:OffReservationForesight"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     rows = list(csv.DictReader((tmp_path / "out" / "summary.csv").open()))
-    assert [r["policy"] for r in rows] == ["OR*", "quarter", "one"]
+    assert [r["policy"] for r in rows] == ["OR*", "quarter", "one", "foresight"]
 
 
 def test_or_star_on_walltimes_cannot_see_a_node_freed_early(tmp_path):

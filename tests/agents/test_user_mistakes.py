@@ -135,13 +135,15 @@ def _evaluate(tmp_path, *extra):
 
 @pytest.mark.parametrize("extra,words", [
     (["--policies", 'T0:{"deterministic": false}'], ["T0", "deterministic"]),       # was ignored
+    (["--policies", 'OR*:{"max_strech": 0.3}'], ["OR*", "max_strech"]),
+    (["--policies", 'os:getcwd:{"max_stretch": 0.3}'], ["os:getcwd", "max_stretch", "takes none"]),
     (["--policies", f'{ROOT / "models" / "deepshutdown-taurus.zip"}:{{"determinstic": false}}'],
      ["determinstic"]),
     (["--policies", f'{ROOT / "models" / "deepshutdown-taurus.zip"}:{{"deterministic": "no"}}'],
      ["deterministic", "true or false"]),
     (["--policies", "T0", "-j", "-1"], ["--jobs"]),                                    # was a hang
     (["--policies", "T0", "-o", "{tmp}/a-file"], ["--out", "a-file", "exists"]),        # was a traceback
-], ids=["baseline-options", "unknown-option", "option-type", "jobs", "out-is-a-file"])
+], ids=["baseline-options", "baseline-argument", "callable-options", "unknown-option", "option-type", "jobs", "out-is-a-file"])
 def test_bad_evaluation_settings_are_named(tmp_path, capsys, extra, words):
     from batsched_py.cli.agents import evaluate_main
     (tmp_path / "a-file").touch()

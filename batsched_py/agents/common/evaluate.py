@@ -88,14 +88,17 @@ def parse_policies(text: str) -> list[PolicySpec]:
 
 
 def _check_options(name: str, options: Any) -> None:
-    """A trained agent's only option is ``deterministic``; baselines and callables take none."""
+    """A trained agent's only option is ``deterministic``; a baseline's are its arguments (checked
+    when it is built, :func:`_policy`); a ``module:callable`` takes none."""
     if not isinstance(options, dict):
         raise EvaluateError(f"--policies: options of {name!r} are not a JSON object: {options!r}")
+    if not name.endswith(".zip") and ":" not in name:
+        return
     known = {"deterministic"} if name.endswith(".zip") else set()
     unknown = sorted(set(options) - known)
     if unknown:
         raise EvaluateError(f"--policies: {name!r} takes no option {', '.join(map(repr, unknown))} "
-                            f"({'its only option is deterministic' if known else 'only a MODEL.zip takes options'})")
+                            f"({'its only option is deterministic' if known else 'a module:callable takes none'})")
     if not isinstance(options.get("deterministic", True), bool):
         raise EvaluateError(f"--policies: {name!r}: deterministic must be true or false, not "
                             f"{options['deterministic']!r}")
@@ -130,7 +133,16 @@ def day_group(path: Path) -> tuple[str, str]:
 def _policy(spec: PolicySpec, env_kind: str):
     if spec.name.endswith(".zip"):
         return load_agent(spec.name, env_kind, deterministic=spec.options.get("deterministic", True))
-    return load_policy(spec.name, env_kind, paper(env_kind).BASELINES)
+    baselines = paper(env_kind).BASELINES
+    if spec.options:
+        if spec.name not in baselines:
+            raise EvaluateError(f"--policies: {spec.name!r} takes no options: only a baseline of {env_kind} "
+                                f"({', '.join(baselines)}) or a MODEL.zip does")
+        try:
+            return baselines[spec.name](**spec.options)
+        except TypeError as exc:
+            raise EvaluateError(f"--policies: {spec.name} does not take {json.dumps(spec.options)} ({exc})") from None
+    return load_policy(spec.name, env_kind, baselines)
 
 
 def run_days(env_kind: str, platform: str, env_kwargs: dict, spec: PolicySpec, days: Sequence[str],
