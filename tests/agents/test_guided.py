@@ -29,9 +29,13 @@ CHOOSER = ROOT / "scripts" / "choose_checkpoint.py"
 DAYS = sorted(TRAIN.glob("*.json"))
 
 
-def guided_env(days, teacher=lambda: OffReservationOracle(max_stretch=0.25)):
+def could_start(scheduler):
+    return bool(scheduler.startable())
+
+
+def guided_env(days, teacher=lambda: OffReservationOracle(max_stretch=0.25), decisive=could_start):
     env = gym.make("batsched_py/Shutdown-v0", platform=str(PLATFORM), workloads=[str(d) for d in days])
-    return Guidance(env, teacher, RealRuntimes.of(env))
+    return Guidance(env, teacher, RealRuntimes.of(env), decisive)
 
 
 def test_labels_are_the_teachers_actions_on_the_agents_own_states():
@@ -39,19 +43,21 @@ def test_labels_are_the_teachers_actions_on_the_agents_own_states():
     obs, _ = env.reset(seed=0)
     scheduler = env.unwrapped.scheduler
     rng = np.random.default_rng(0)
-    checked = differ = 0
+    checked = differ = decisive = 0
     done = False
     while not done:
         oracle = OffReservationOracle(max_stretch=0.25)
         oracle.bind(scheduler)          # (stateless: a fresh one reads the same state)
         assert int(obs["teacher"][0]) == oracle(obs["window"])
+        assert obs["decisive"][0] == float(bool(scheduler.startable()))
+        decisive += int(obs["decisive"][0])
         assert obs["privileged"].shape == (15 + 10,) and obs["privileged"].min() >= 0 and obs["privileged"].max() <= 1
         action = int(rng.integers(15))   # (the agent's own states: not the teacher's)
         differ += action != int(obs["teacher"][0])
         obs, _, term, trunc, _ = env.step(action)
         checked += 1
         done = term or trunc
-    assert checked == 1440 and differ > 1000
+    assert checked == 1440 and differ > 1000 and 0 < decisive < checked
     env.close()
 
 
@@ -75,9 +81,9 @@ def test_the_critic_reads_each_nodes_real_release_time_and_the_queued_jobs_real_
     env.close()
 
 
-def vec(days, actors=1):
-    return VecNormalize(DummyVecEnv([lambda: guided_env(days) for _ in range(actors)]), norm_obs=False,
-                        norm_reward=True)
+def vec(days, actors=1, decisive=could_start):
+    return VecNormalize(DummyVecEnv([lambda: guided_env(days, decisive=decisive) for _ in range(actors)]),
+                        norm_obs=False, norm_reward=True)
 
 
 def test_a_guided_model_starts_as_its_base_and_deploys_its_trained_actor(tmp_path):
@@ -120,10 +126,37 @@ def test_a_base_that_does_not_fit_is_named():
         guided_model(fresh, venv, bc_weight=1.0)
     with pytest.raises(GuidanceError, match="must not be negative"):
         guided_model(fresh, venv, bc_weight=-1.0)
+    with pytest.raises(GuidanceError, match="bc_decisive 0.5"):
+        guided_model(fresh, venv, bc_weight=1.0, bc_decisive=0.5)
     from sb3_contrib import MaskablePPO
     with pytest.raises(GuidanceError, match="MaskablePPO agent"):
         guided_model(MaskablePPO("MlpPolicy", gym.make("CartPole-v1"), device="cpu"), venv, bc_weight=1.0)
     venv.close()
+
+
+def test_decisive_states_weigh_more_in_the_teacher_term():
+    base_path = ROOT / "models" / "deepshutdown-taurus.zip"
+    day = DAYS[2:3]         # (its first job that could start comes at minute 71, inside the rollout)
+    probe = {k: torch.as_tensor(v[None]) for k, v in guided_env(day).reset(seed=3)[0].items()}
+
+    def trained(decisive, weight):
+        venv = vec(day, decisive=decisive)
+        venv.seed(0)
+        model = guided_model(PPO.load(str(base_path), device="cpu"), venv, bc_weight=1.0, bc_decisive=weight,
+                             n_steps=256, batch_size=64, n_epochs=1, learning_rate=1e-3, seed=0)
+        model.learn(256)
+        logged = dict(model.logger.name_to_value)
+        venv.close()
+        with torch.no_grad():
+            return model.policy.get_distribution(probe).distribution.logits, logged
+
+    plain, plain_log = trained(None, 1.0)
+    every, _ = trained(lambda s: True, 10.0)      # (all decisive: the weighted mean is the plain one)
+    some, some_log = trained(could_start, 10.0)
+    assert torch.allclose(plain, every, atol=1e-6)
+    assert not torch.allclose(plain, some, atol=1e-4)
+    assert "teacher/decisive_share" not in plain_log
+    assert 0 < some_log["teacher/decisive_share"] < 1 and 0 <= some_log["teacher/decisive_agreement"] <= 1
 
 
 def play(agent, day):

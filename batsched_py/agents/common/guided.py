@@ -31,7 +31,7 @@ from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
 from ...errors import BatschedError
 
-WINDOW, PRIVILEGED, TEACHER = "window", "privileged", "teacher"
+WINDOW, PRIVILEGED, TEACHER, DECISIVE = "window", "privileged", "teacher", "decisive"
 
 
 class GuidanceError(BatschedError, ValueError):
@@ -48,25 +48,30 @@ class Privileged(Protocol):
 
 
 class Guidance(gym.Wrapper):
-    """The environment's observation as ``window``, beside ``privileged`` (the critic's features)
-    and ``teacher`` (the action a fresh ``teacher()``, bound to the day's scheduler, takes here).
-    PPO's rollout buffer stores them with the observation, so the BC term finds its labels there."""
+    """The environment's observation as ``window``, beside ``privileged`` (the critic's features),
+    ``teacher`` (the action a fresh ``teacher()``, bound to the day's scheduler, takes here) and
+    ``decisive`` (1 where ``decisive(scheduler)`` holds: a state whose action changes the day, such
+    as Shutdown-v0's with a job that could start; 0 everywhere without it).  PPO's rollout buffer
+    stores them with the observation, so the BC term finds its labels and weights there."""
 
-    def __init__(self, env: gym.Env, teacher: Callable[[], Any], privileged: Privileged):
+    def __init__(self, env: gym.Env, teacher: Callable[[], Any], privileged: Privileged,
+                 decisive: Optional[Callable[[Any], bool]] = None):
         super().__init__(env)
         if not isinstance(env.action_space, gym.spaces.Discrete):
             raise GuidanceError(f"guidance needs a Discrete action space, not {env.action_space}")
-        self.teacher, self.privileged = teacher, privileged
+        self.teacher, self.privileged, self.decisive = teacher, privileged, decisive
         n = int(env.action_space.n)
         self.observation_space = gym.spaces.Dict({
             WINDOW: env.observation_space,
             PRIVILEGED: gym.spaces.Box(0.0, 1.0, (privileged.size,), np.float32),
-            TEACHER: gym.spaces.Box(0.0, float(n - 1), (1,), np.float32)})
+            TEACHER: gym.spaces.Box(0.0, float(n - 1), (1,), np.float32),
+            DECISIVE: gym.spaces.Box(0.0, 1.0, (1,), np.float32)})
         self._policy: Any = None
+        self._scheduler: Any = None
 
     def reset(self, **kwargs):
         obs, info = self.env.reset(**kwargs)
-        scheduler = self.env.unwrapped.scheduler
+        scheduler = self._scheduler = self.env.unwrapped.scheduler
         self._policy = self.teacher()
         self._policy.bind(scheduler)
         self.privileged.bind(scheduler)
@@ -79,8 +84,9 @@ class Guidance(gym.Wrapper):
     def _observe(self, obs: np.ndarray, done: bool) -> dict[str, np.ndarray]:
         # (past the day's end the teacher's state is gone: the label of a final state is never trained on)
         label = 0 if done else int(self._policy(obs))
+        decisive = not done and self.decisive is not None and self.decisive(self._scheduler)
         return {WINDOW: obs, PRIVILEGED: np.clip(self.privileged(), 0.0, 1.0).astype(np.float32),
-                TEACHER: np.array([label], np.float32)}
+                TEACHER: np.array([label], np.float32), DECISIVE: np.array([float(decisive)], np.float32)}
 
 
 class ActorView(BaseFeaturesExtractor):
@@ -134,10 +140,13 @@ class AsymmetricPolicy(ActorCriticPolicy):
 class GuidedPPO(PPO):
     """PPO, then after each update ``bc_epochs`` passes over the rollout of ``bc_weight x`` the
     cross-entropy of the actor's policy at the teacher's action (decayed linearly to 0 over the
-    run when ``bc_decay``)."""
+    run when ``bc_decay``).  A decisive state weighs ``bc_decisive`` times an other one in it:
+    where most states have one obvious action (Shutdown-v0: nothing to start, every idle node off)
+    the mean is won on them while the agent still errs where its action matters."""
     bc_weight: float = 1.0
     bc_epochs: int = 1
     bc_decay: bool = False
+    bc_decisive: float = 1.0
 
     def train(self) -> None:
         super().train()
@@ -146,36 +155,46 @@ class GuidedPPO(PPO):
     def _teacher_term(self) -> None:
         me: Any = self      # (SB3's attributes are typed loosely)
         weight = self.bc_weight * (self._current_progress_remaining if self.bc_decay else 1.0)
-        hits = seen = 0
+        hits = seen = decisive_hits = decisive_seen = 0
         losses = []
         if weight > 0:
             me.policy.set_training_mode(True)
             for _ in range(self.bc_epochs):
                 for batch in me.rollout_buffer.get(me.batch_size):
                     labels = batch.observations[TEACHER].long().flatten()
+                    decisive = batch.observations[DECISIVE].flatten()
+                    weights = 1.0 + (self.bc_decisive - 1.0) * decisive
                     distribution = me.policy.get_distribution(batch.observations)
-                    loss = -distribution.log_prob(labels).mean()
+                    loss = -(weights * distribution.log_prob(labels)).sum() / weights.sum()
                     me.policy.optimizer.zero_grad()
                     (weight * loss).backward()
                     torch.nn.utils.clip_grad_norm_(me.policy.parameters(), me.max_grad_norm)
                     me.policy.optimizer.step()
                     with torch.no_grad():
-                        hits += int((distribution.mode() == labels).sum())
+                        agree = distribution.mode() == labels
+                        hits += int(agree.sum())
+                        decisive_hits += int((agree & (decisive > 0)).sum())
                     seen += len(labels)
+                    decisive_seen += int((decisive > 0).sum())
                     losses.append(float(loss.detach()))
             me.logger.record("teacher/agreement", hits / seen)
+            if decisive_seen:
+                me.logger.record("teacher/decisive_agreement", decisive_hits / decisive_seen)
+                me.logger.record("teacher/decisive_share", decisive_seen / seen)
             me.logger.record("teacher/cross_entropy", float(np.mean(losses)))
         me.logger.record("teacher/weight", weight)
 
 
 def guided_model(base: Any, env: Any, *, bc_weight: float, bc_epochs: int = 1, bc_decay: bool = False,
-                 device: str = "cpu", **ppo_kwargs: Any) -> Any:
+                 bc_decisive: float = 1.0, device: str = "cpu", **ppo_kwargs: Any) -> Any:
     """A guided copy of ``base`` (a saved agent, loaded) on ``env`` (a VecEnv of :class:`Guidance`
     environments): the same actor and critic weights, the critic's privileged mix at the identity;
     ``device``: where its networks learn; ``ppo_kwargs``: PPO's hyperparameters (learning rate,
     clip range, n_steps...)."""
     if bc_weight < 0 or bc_epochs < 0:
         raise GuidanceError(f"bc_weight {bc_weight} and bc_epochs {bc_epochs} must not be negative")
+    if not bc_decisive >= 1:
+        raise GuidanceError(f"bc_decisive {bc_decisive}: a decisive state weighs at least as much as an other (>= 1)")
     if isinstance(base, MaskablePPO):
         raise GuidanceError("the base model is a MaskablePPO agent (DeepScheduling's): guidance is built for "
                             "PPO agents without action masks (DeepShutdown's)")
@@ -192,7 +211,7 @@ def guided_model(base: Any, env: Any, *, bc_weight: float, bc_epochs: int = 1, b
                                                  extractor_kwargs=dict(old.features_extractor_kwargs)),
                   net_arch=old.net_arch, activation_fn=old.activation_fn)
     model = GuidedPPO(AsymmetricPolicy, env, policy_kwargs=kwargs, device=device, **ppo_kwargs)
-    model.bc_weight, model.bc_epochs, model.bc_decay = bc_weight, bc_epochs, bc_decay
+    model.bc_weight, model.bc_epochs, model.bc_decay, model.bc_decisive = bc_weight, bc_epochs, bc_decay, bc_decisive
     new: Any = model.policy
     new.pi_features_extractor.net.load_state_dict(old.pi_features_extractor.state_dict())
     new.vf_features_extractor.net.load_state_dict(old.vf_features_extractor.state_dict())
