@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import shlex
 import sys
 import tempfile
 import time
@@ -182,7 +183,7 @@ def main(argv=None) -> int:
                          batch_size=max(1, rollout // args.minibatches), gamma=gamma,
                          gae_lambda=HYPERPARAMETERS["gae_lambda"], ent_coef=HYPERPARAMETERS["ent_coef"])
     steps = math.ceil(args.steps / rollout) * rollout
-    record = {"command": "python scripts/guided_shutdown.py " + " ".join(sys.argv[1:] if argv is None else argv),
+    record = {"command": "python scripts/guided_shutdown.py " + shlex.join(sys.argv[1:] if argv is None else argv),
               "model": str(args.model), "training_days": len(days), "excluded_days": len(excluded),
               "teacher": args.teacher, "teacher_options": args.teacher_options, "bc_weight": args.bc_weight,
               "bc_epochs": args.bc_epochs, "bc_decay": args.bc_decay, "bc_decisive": args.bc_decisive,

@@ -3,6 +3,7 @@ are the teacher's actions on the agent's own states, the critic reads real runti
 sees, a guided model starts as its base and deploys as a plain agent, and the BC term teaches a
 fresh agent on a tiny budget where plain PPO does not."""
 import json
+import shlex
 import signal
 import subprocess
 import sys
@@ -216,10 +217,14 @@ def test_the_script_keeps_whole_checkpoints_and_leaves_out_the_validation_days(t
     rounds = tmp_path / "rounds.json"
     rounds.write_text(json.dumps({"validation": [DAYS[0].name, DAYS[1].name]}))
     out = tmp_path / "run"
-    r = run(ROOT / "models" / "deepshutdown-taurus.zip", "-o", out, "-w", TRAIN, "--exclude-days", rounds,
-            "--steps", 256, "--n-steps", 64, "--actors", 2, "--subprocess", "--checkpoint-every", 128)
+    args = [ROOT / "models" / "deepshutdown-taurus.zip", "-o", out, "-w", TRAIN, "--exclude-days", rounds,
+            "--steps", 256, "--n-steps", 64, "--actors", 2, "--subprocess", "--checkpoint-every", 128,
+            "--teacher", "OR*", "--teacher-options", '{"max_stretch": 0.25, "real_runtimes": false}', "--bc-decisive", 5]
+    r = run(*args)
     assert r.returncode == 0, r.stderr[-3000:]
     record = json.loads((out / "guided.json").read_text())
+    assert shlex.split(record["command"])[2:] == [str(a) for a in args]      # (a command to paste again)
+    assert record["teacher_options"] == {"max_stretch": 0.25, "real_runtimes": False} and record["bc_decisive"] == 5
     assert record["status"] == "finished" and record["excluded_days"] == 2
     assert record["training_days"] == len(DAYS) - 2
     assert [c["name"] for c in record["checkpoints"]] == ["step_128.zip", "final.zip"]
