@@ -16,7 +16,16 @@ import json
 import sys
 from pathlib import Path
 
-from dagger_rounds import parse_budget
+
+def parse_budget(text: str) -> tuple[str, float, str]:
+    """``FIGURE:FACTOR:BASELINE`` (e.g. ``waiting_time:1.5:T5``).  (Here, not in dagger_rounds.py,
+    which also reads it: this script then starts without torch.)"""
+    try:
+        figure, factor, baseline = text.split(":", 2)
+        return figure, float(factor), baseline
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--budget {text!r}: expected FIGURE:FACTOR:BASELINE, "
+                                         "e.g. waiting_time:1.5:T5") from None
 
 
 def choose(rows: dict[str, dict], figure: str, budgets: list[tuple[str, float, str]], exclude: set[str]) -> dict:

@@ -61,6 +61,7 @@ import batsched_py.envs  # noqa: E402,F401  (registers the environments)
 from batsched_py.agents.common.imitation import clone, demonstrations, merge  # noqa: E402
 from batsched_py.agents.common.papers import paper  # noqa: E402
 from batsched_py.envs.core import workload_files  # noqa: E402
+from choose_checkpoint import parse_budget  # noqa: E402
 
 
 def play_day(env, day: str, act, masking: bool) -> dict:
@@ -85,16 +86,6 @@ def teacher_options(text: str) -> dict:
     if not isinstance(options, dict):
         raise argparse.ArgumentTypeError(f"{text!r} is not a JSON object")
     return options
-
-
-def parse_budget(text: str) -> tuple[str, float, str]:
-    """``FIGURE:FACTOR:BASELINE`` (e.g. ``waiting_time:1.5:T5``)."""
-    try:
-        figure, factor, baseline = text.split(":", 2)
-        return figure, float(factor), baseline
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--budget {text!r}: expected FIGURE:FACTOR:BASELINE, "
-                                         "e.g. waiting_time:1.5:T5") from None
 
 
 def choose(rounds: list[dict], budget: bool) -> int | None:

@@ -16,6 +16,8 @@ SCRIPT = ROOT / "scripts" / "dagger_rounds.py"
 
 
 def script_module():
+    if str(SCRIPT.parent) not in sys.path:      # (as when it runs: its folder's scripts import each other)
+        sys.path.insert(0, str(SCRIPT.parent))
     spec = util.spec_from_file_location("dagger_rounds", SCRIPT)
     module = util.module_from_spec(spec)
     spec.loader.exec_module(module)
