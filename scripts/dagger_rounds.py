@@ -77,8 +77,8 @@ def play_day(env, day: str, act, masking: bool) -> dict:
     return info
 
 
-def teacher_options(text: str) -> dict:
-    """A JSON object of the teacher's keyword arguments."""
+def json_arguments(text: str) -> dict:
+    """A JSON object of keyword arguments (a teacher's, an environment's)."""
     try:
         options = json.loads(text)
     except ValueError as exc:
@@ -123,8 +123,11 @@ def main() -> int:
                         "labels; each round the clone plays --scout other training days to find its worst")
     parser.add_argument("--scout", type=int, default=0, help="with --holdout: training days the clone plays each round "
                         "to rank its worst (default: as many as --days)")
-    parser.add_argument("--teacher-options", type=teacher_options, default={}, metavar="JSON",
+    parser.add_argument("--teacher-options", type=json_arguments, default={}, metavar="JSON",
                         help='the teacher\'s arguments, e.g. \'{"max_stretch": 0.25}\' for OR*')
+    parser.add_argument("--env", type=json_arguments, default={}, metavar="JSON",
+                        help='the environment\'s arguments, those the clone was trained with, e.g. '
+                             '\'{"release_features": true}\'')
     parser.add_argument("--budget", type=parse_budget, metavar="FIGURE:FACTOR:BASELINE",
                         help="the round chosen has the lowest validation --figure among those whose mean FIGURE "
                         "is at most FACTOR x BASELINE's on the same days (e.g. waiting_time:1.5:T5)")
@@ -169,9 +172,15 @@ def main() -> int:
     model = (MaskablePPO if masking else PPO).load(str(args.model), device="cpu")
 
     def make_env():
-        return gym.make(settings.ENV, platform=str(args.platform), workloads=pool + days)
+        return gym.make(settings.ENV, platform=str(args.platform), workloads=pool + days, **args.env)
 
-    env = make_env().unwrapped
+    try:
+        env = make_env().unwrapped
+    except (ValueError, TypeError) as exc:
+        parser.error(f"--env {json.dumps(args.env)}: {exc}")
+    if env.observation_space.shape != model.observation_space.shape:
+        parser.error(f"{args.model} was trained on observations {model.observation_space.shape}; the environment "
+                     f"with --env {json.dumps(args.env)} gives {env.observation_space.shape}")
 
     def student(obs, mask):
         if mask is None:
@@ -208,7 +217,8 @@ def main() -> int:
 
     def save(chosen) -> None:
         record = {"chosen": chosen, "validation": [Path(d).name for d in days], "labelled_pool": len(pool),
-                  "teacher": args.teacher, "teacher_options": args.teacher_options, "rounds": rounds}
+                  "teacher": args.teacher, "teacher_options": args.teacher_options, "env_kwargs": args.env,
+                  "rounds": rounds}
         (args.out / "rounds.json").write_text(json.dumps(record, indent=1) + "\n")
 
     for r in range(args.rounds + 1):

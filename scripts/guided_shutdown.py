@@ -29,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import gymnasium as gym  # noqa: E402
 import torch  # noqa: E402
 from stable_baselines3 import PPO  # noqa: E402
 from stable_baselines3.common.callbacks import BaseCallback  # noqa: E402
@@ -37,12 +38,13 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecNorm
 from batsched_py.agents.common.guided import Guidance, deployable, guided_model  # noqa: E402
 from batsched_py.agents.common.training import ProgressLines, actor_failure, close_actors, env_factory  # noqa: E402
 from batsched_py.agents.deepshutdown.baselines import BASELINES  # noqa: E402
+import batsched_py.envs  # noqa: E402,F401  (registers the environments)
 from batsched_py.agents.deepshutdown.config import ENV, HYPERPARAMETERS  # noqa: E402
 from batsched_py.agents.deepshutdown.privileged import RealRuntimes  # noqa: E402
 from batsched_py.envs.core import workload_files  # noqa: E402
 from batsched_py.interrupts import (exit_after_stop, exit_status, interruption, signals_deferred,  # noqa: E402
                                    signals_interrupt)
-from dagger_rounds import teacher_options  # noqa: E402
+from dagger_rounds import json_arguments  # noqa: E402
 
 
 class Guide:
@@ -120,9 +122,12 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", type=int, default=46080, help="environment steps, all actors (rounded up to rollouts)")
     ap.add_argument("--actors", type=int, default=2)
     ap.add_argument("--subprocess", action="store_true", help="actors in subprocesses (one core each)")
+    ap.add_argument("--env", type=json_arguments, default={}, metavar="JSON",
+                    help='the environment\'s arguments, those the model was trained with, e.g. '
+                         '\'{"release_features": true}\'')
     ap.add_argument("--teacher", default="OR*", choices=sorted(BASELINES), help="the baseline whose actions the "
                     "BC term pulls toward (default OR*)")
-    ap.add_argument("--teacher-options", type=teacher_options, default={}, metavar="JSON",
+    ap.add_argument("--teacher-options", type=json_arguments, default={}, metavar="JSON",
                     help='its arguments, e.g. \'{"max_stretch": 0.25}\'')
     ap.add_argument("--bc-weight", type=float, default=1.0, help="weight of the cross-entropy toward the teacher "
                     "(0: plain PPO with the asymmetric critic)")
@@ -164,18 +169,27 @@ def main(argv=None) -> int:
         days = [d for d in days if d.name not in excluded]
     if not days:
         ap.error("no training day is left")
+    try:
+        start = PPO.load(str(args.model), device="cpu")
+        width = gym.make(ENV, platform=str(args.platform), workloads=[str(days[0])], **args.env).observation_space.shape
+    except (ValueError, TypeError, OSError) as exc:
+        ap.error(f"{args.model} with --env {json.dumps(args.env)}: {exc}")
+    if width != start.observation_space.shape:
+        ap.error(f"{args.model} was trained on observations {start.observation_space.shape}; the environment with "
+                 f"--env {json.dumps(args.env)} gives {width} (the model's environment arguments, e.g. "
+                 "release_features, go in --env)")
     torch.set_num_threads(1)
     args.out.mkdir(parents=True, exist_ok=True)
     errors = Path(tempfile.mkdtemp(prefix="guided-errors-"))
     detached = args.subprocess and args.actors > 1
     guide = Guide(args.teacher, args.teacher_options)
-    fns = [env_factory(ENV, args.platform, days, {}, args.seed + i, errors if detached else None, wrap=guide)
+    fns = [env_factory(ENV, args.platform, days, args.env, args.seed + i, errors if detached else None, wrap=guide)
            for i in range(args.actors)]
     gamma = HYPERPARAMETERS["gamma"]
     venv = VecNormalize(SubprocVecEnv(fns, start_method="forkserver") if detached else DummyVecEnv(fns),
                         norm_obs=False, norm_reward=True, gamma=gamma)
     rollout = args.n_steps * args.actors
-    model = guided_model(PPO.load(str(args.model), device="cpu"), venv, bc_weight=args.bc_weight,
+    model = guided_model(start, venv, bc_weight=args.bc_weight,
                          bc_epochs=args.bc_epochs, bc_decay=args.bc_decay, bc_decisive=args.bc_decisive,
                          device=args.device,
                          learning_rate=args.learning_rate,
@@ -184,7 +198,7 @@ def main(argv=None) -> int:
                          gae_lambda=HYPERPARAMETERS["gae_lambda"], ent_coef=HYPERPARAMETERS["ent_coef"])
     steps = math.ceil(args.steps / rollout) * rollout
     record = {"command": "python scripts/guided_shutdown.py " + shlex.join(sys.argv[1:] if argv is None else argv),
-              "model": str(args.model), "training_days": len(days), "excluded_days": len(excluded),
+              "model": str(args.model), "env_kwargs": args.env, "training_days": len(days), "excluded_days": len(excluded),
               "teacher": args.teacher, "teacher_options": args.teacher_options, "bc_weight": args.bc_weight,
               "bc_epochs": args.bc_epochs, "bc_decay": args.bc_decay, "bc_decisive": args.bc_decisive,
               "learning_rate": args.learning_rate,

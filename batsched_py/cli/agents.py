@@ -67,6 +67,8 @@ def train_main(argv: Optional[Sequence[str]] = None) -> int:
                     help="train on the environment's rewards as they are (default: scaled by VecNormalize)")
     ap.add_argument("--imitate", default=None, metavar="BASELINE",
                     help="first clone a baseline (T0, T1, T5, OR* / FF, EASY, SAF) on training days, then PPO")
+    ap.add_argument("--imitate-options", type=_json_object, default=None, metavar="JSON",
+                    help="the baseline's arguments, e.g. '{\"max_stretch\": 0.25, \"real_runtimes\": false}' for OR*")
     ap.add_argument("--imitate-days", type=positive_count, help="days the baseline plays for cloning (64)")
     ap.add_argument("--imitate-epochs", type=positive_count, help="cloning epochs over those days (10)")
     ap.add_argument("--imitate-rounds", type=positive_count,
@@ -77,7 +79,8 @@ def train_main(argv: Optional[Sequence[str]] = None) -> int:
     # (gymnasium, torch and stable-baselines3, the rl extra: imported once the arguments are read)
     from ..agents.common.training import TrainConfig, TrainError, train
     from ..envs.core import workload_files
-    imitation = {"episodes": args.imitate_days, "epochs": args.imitate_epochs, "rounds": args.imitate_rounds}
+    imitation = {"episodes": args.imitate_days, "epochs": args.imitate_epochs, "rounds": args.imitate_rounds,
+                 "options": args.imitate_options}
     try:
         given = [f"--imitate-{'days' if k == 'episodes' else k}" for k, v in imitation.items() if v is not None]
         if given and args.imitate is None:

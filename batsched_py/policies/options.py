@@ -73,6 +73,7 @@ OPTION_HELP = {
     "queue_features": "queued jobs described in an observation",
     "max_queue": "queue length that normalises observations (scheduling: queued jobs an action can name)",
     "max_user_jobs": "a user's jobs in the system that normalise observations",
+    "release_features": "observe each node's release and each queued job's stretch by walltime (shutdown)",
     "max_running": "running jobs described in an observation",
     "confidence_jobs": "a user's last finished jobs that give its runtime/walltime confidence",
     "J": "head jobs placed per decision: 1 or 2",

@@ -142,7 +142,7 @@ def test_bad_model_files_are_named(tmp_path, tiny_model):
 
 
 def test_mismatched_observations_are_named(tiny_model, tmp_path):
-    with pytest.raises(PolicyOptionError, match=r"trained on observations \(20, 65\), the scheduler gives \(10, 65\)"):
+    with pytest.raises(PolicyOptionError, match=r"trained on observations \(20, 89\), the scheduler gives \(10, 89\)"):
         run_simulation(PLATFORM, [DAY], "deepshutdown", {"model": str(tiny_model), "history": 10},
                        export=str(tmp_path / "o"), energy=True)
 
@@ -172,4 +172,4 @@ def test_training_on_ray_actors(tmp_path):
     finally:
         ray.shutdown()
     assert json.loads((path.parent / "model.json").read_text())["steps"] >= 800
-    assert load_agent(str(path), "shutdown")(np.zeros((20, 65), np.float32)) in range(15)
+    assert load_agent(str(path), "shutdown")(np.zeros((20, 89), np.float32)) in range(15)

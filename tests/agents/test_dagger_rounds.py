@@ -59,7 +59,7 @@ def test_held_out_validation_days_are_never_labelled_and_the_chosen_round_is_sav
     assert done.returncode == (0 if record["chosen"] is not None else 1), done.stderr[-3000:]
     validation = set(record["validation"])
     assert len(validation) == 1 and record["labelled_pool"] == len(days) - 1
-    assert record["teacher"] == "OR*" and record["teacher_options"] == {"max_stretch": 0.25}
+    assert record["teacher"] == "OR*" and record["teacher_options"] == {"max_stretch": 0.25} and record["env_kwargs"] == {}
     assert [r["round"] for r in record["rounds"]] == [0, 1]
     assert record["rounds"][0]["held_out"] and not validation & set(record["rounds"][0]["hard_days"])
     for r in record["rounds"]:
@@ -99,4 +99,13 @@ def test_a_figure_the_environment_does_not_report_is_named(tmp_path, flags, word
                            "-w", str(tmp_path / "days"), "-o", str(tmp_path / "out"), *flags],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 2 and words in done.stderr and "energy_waste" in done.stderr, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+
+
+def test_environment_arguments_the_model_was_not_trained_with_are_named(tmp_path):
+    done = subprocess.run([sys.executable, str(SCRIPT), "--agent", "shutdown", "--no-masks", "--teacher", "T0",
+                           "--model", str(ROOT / "models" / "deepshutdown-taurus.zip"), "-p", str(PLATFORM),
+                           "-w", str(TRAIN), "-o", str(tmp_path / "out"), "--env", '{"release_features": false}'],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "trained on observations (20, 89)" in done.stderr and "(20, 65)" in done.stderr
     assert "Traceback" not in done.stderr

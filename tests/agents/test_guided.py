@@ -208,7 +208,9 @@ def test_bad_arguments_are_one_line(tmp_path):
     for args, expected in [((tmp_path / "none.zip",), "none.zip: no such file"),
                            ((model, "--teacher-options", '{"stretch": 1}'), "OR* does not take them"),
                            ((model, "--exclude-days", tmp_path / "none.json"), "--exclude-days"),
-                           ((model, "--steps", 0), "must be positive")]:
+                           ((model, "--steps", 0), "must be positive"),
+                           ((model, "--env", '{"release_features": false}'), "trained on observations (20, 89)"),
+                           ((model, "--env", '{"bogus": 1}'), "bogus")]:
         r = run(*args, "-o", tmp_path / "out", "-w", TRAIN)
         assert r.returncode == 2 and expected in r.stderr and "Traceback" not in r.stderr, r.stderr[-1500:]
 
@@ -230,7 +232,7 @@ def test_the_script_keeps_whole_checkpoints_and_leaves_out_the_validation_days(t
     assert [c["name"] for c in record["checkpoints"]] == ["step_128.zip", "final.zip"]
     assert all(0 <= c["teacher_agreement"] <= 1 for c in record["checkpoints"])
     for c in record["checkpoints"]:
-        assert load_agent(str(out / c["name"]), "shutdown")(np.zeros((20, 65), np.float32)) in range(15)
+        assert load_agent(str(out / c["name"]), "shutdown")(np.zeros((20, 89), np.float32)) in range(15)
 
 
 def test_an_interrupted_run_says_where_it_stopped_and_keeps_its_checkpoints(tmp_path):

@@ -70,6 +70,27 @@ def test_a_cloned_scheduling_agent_reads_dict_observations(tmp_path):
     assert np.mean(np.array(agent_actions[:n]) == np.array(teacher_actions[:n])) > 0.5
 
 
+def test_the_teacher_takes_its_arguments(tmp_path):
+    """--imitate-options reach the teacher: on a day where OR* on the walltimes switches a node more
+    than OR* (it cannot see a job end early), the demonstrations are the walltime rule's."""
+    doc = {"nb_res": 168, "jobs": [{"id": "0", "subtime": 0, "res": 12, "walltime": 100, "profile": "p0"},
+                                   {"id": "1", "subtime": 5, "res": 12, "walltime": 40, "profile": "p1"}],
+           "profiles": {"p0": {"type": "delay", "delay": 10}, "p1": {"type": "delay", "delay": 20}}}
+    day = tmp_path / "day.json"
+    day.write_text(json.dumps(doc))
+    options = {"max_stretch": 0.25, "real_runtimes": False}
+    config = TrainConfig("shutdown", PLATFORM, [day], tmp_path / "out", total_steps=64, actors=1, seed=0,
+                         progress=False, vec_env="dummy", imitate="OR*", imitate_options=options, imitate_episodes=1,
+                         imitate_epochs=1, imitate_rounds=1, normalize_reward=False,
+                         hyperparameters={"n_steps": 64, "batch_size": 64, "learning_rate": 1e-6})
+    train(config, ["train", "shutdown", "--imitate", "OR*"])
+    record = json.loads((tmp_path / "out" / "model.json").read_text())["imitation"]
+    walls, _ = play("shutdown", SHUTDOWN_BASELINES["OR*"](**options), day)
+    real, _ = play("shutdown", SHUTDOWN_BASELINES["OR*"](), day)
+    assert record["teacher_options"] == options and walls != pytest.approx(real, abs=1e-3)
+    assert record["teacher_mean_episode_reward"] == pytest.approx(walls, abs=1e-3)
+
+
 def test_bad_imitation_arguments_are_named(tmp_path):
     with pytest.raises(TrainError, match="--imitate 'T9'.*T0, T1, T5, T10, OR"):
         cloned("shutdown", "T9", tmp_path, epochs=1)

@@ -4,6 +4,7 @@ no traceback; nothing is replaced silently (a batch size given is the batch size
 output folder needs --resume or --overwrite; --resume passes over checkpoints cut short, empty or of
 another training, saying so, and refuses in one line when none fits."""
 import json
+import shlex
 import zipfile
 
 import pytest
@@ -81,6 +82,8 @@ def test_a_day_that_is_not_json_is_named(tmp_path, days, capsys):
     (["--imitate-days", "3"], ["--imitate-days", "--imitate"]),
     (["--imitate-rounds", "2", "--imitate-epochs", "2"], ["--imitate-epochs", "--imitate-rounds", "--imitate"]),
     (["--imitate", "EASY"], ["--imitate 'EASY'", "T0"]),
+    (["--imitate-options", '{"max_stretch": 0.25}'], ["--imitate-options", "--imitate"]),
+    (["--imitate", "T0", "--imitate-options", '{"max_stretch": 0.25}'], ["--imitate-options", "T0", "does not take"]),
     (["--ray-address", "auto"], ["--ray-address auto", "--vec-env ray"]),
     (["--env", '{"cores_per_node": 1000}'], ["--env", "cores_per_node", "1000", "168"]),
     (["--env", '{"tau": -1}'], ["--env", "tau"]),
@@ -91,7 +94,7 @@ def test_a_day_that_is_not_json_is_named(tmp_path, days, capsys):
 ], ids=["seed-negative", "seed-huge", "gamma-2", "gamma-0", "lambda", "epochs-negative", "epochs-float", "steps-0",
         "lr-text", "lr-negative", "clip-0", "entropy-negative", "batch-1", "batch-bool", "batch-over-rollout",
         "minibatches-over-rollout", "paper-minibatches", "batch-and-minibatches", "hyper-unknown", "hyper-list", "imitate-days-alone",
-        "imitate-options-alone", "imitate-other-env", "ray-address-dummy", "cores-per-node", "env-tau", "env-key",
+        "imitate-rounds-alone", "imitate-other-env", "teacher-options-alone", "teacher-options-not-taken", "ray-address-dummy", "cores-per-node", "env-tau", "env-key",
         "masking-shutdown", "no-steps", "resume-and-overwrite"])
 def test_bad_training_options_are_refused_in_one_line_before_anything_starts(tmp_path, days, capsys, extra, words):
     argv = _train(tmp_path / "out", days)
@@ -108,6 +111,7 @@ def test_a_batch_size_given_is_the_batch_size_used(tmp_path, days):
     assert train_main(argv) == 0
     record = json.loads((tmp_path / "out" / "model.json").read_text())
     assert record["hyperparameters"]["batch_size"] == 8 and "minibatches" not in record["hyperparameters"]
+    assert shlex.split(record["command"]) == ["batsched-py", "train", *map(str, argv)]     # (a command to paste again)
 
 
 def test_progress_counts_the_steps_that_really_run(tmp_path, days, capsys):

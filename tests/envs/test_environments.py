@@ -70,7 +70,7 @@ def test_check_env(name):
 def test_shutdown_spaces_and_a_day_of_steps():
     env = make("Shutdown", workloads=[DAY])
     assert env.action_space == gym.spaces.Discrete(14 + 1)        # 168 hosts in nodes of 12
-    assert env.observation_space.shape == (20, 5 + 1 + 1 + 1 + 2 + 14 + 4 * 10 + 1)
+    assert env.observation_space.shape == (20, 5 + 1 + 1 + 1 + 2 + 14 * 2 + 5 * 10 + 1)
     trace, rewards, info = rollout(env, lambda i: 3)
     assert len(rewards) == 1440                                   # one step per minute, one day
     assert info["time"] == pytest.approx(1440.0 + 3.0, abs=0.01)  # (after a 3-minute warm-up: every node off)
@@ -137,7 +137,7 @@ def test_vector_envs():
     fns = [lambda: make("Shutdown", workloads=[DAY]) for _ in range(2)]
     venv = AsyncVectorEnv(fns)
     obs, _ = venv.reset(seed=1)
-    assert obs.shape == (2, 20, 65)
+    assert obs.shape == (2, 20, 89)
     for _ in range(5):
         obs, r, term, trunc, _ = venv.step(np.array([1, 2]))
     assert r.shape == (2,)

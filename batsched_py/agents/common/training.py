@@ -6,6 +6,7 @@ import json
 import math
 import os
 import platform as host
+import shlex
 import shutil
 import signal
 import sys
@@ -71,6 +72,7 @@ class TrainConfig:
     normalize_reward: bool = True
     # Behaviour cloning of a baseline (T0, SAF, ...) before PPO (see imitation.py): days it plays, epochs
     imitate: Optional[str] = None
+    imitate_options: dict[str, Any] = field(default_factory=dict)   # the baseline's arguments
     imitate_episodes: int = 64
     imitate_epochs: int = 10
     imitate_rounds: int = 3                       # 1: plain cloning; more: DAgger rounds, the clone playing
@@ -249,7 +251,7 @@ def train(config: TrainConfig, argv: Optional[Sequence[str]] = None) -> Path:
                     close_actors(venv)
     record = {
         "agent": config.agent, "algorithm": algorithm,
-        "command": " ".join(["batsched-py", *(argv if argv is not None else sys.argv[1:])]),
+        "command": shlex.join(["batsched-py", *(argv if argv is not None else sys.argv[1:])]),   # (to paste again)
         "platform": str(config.platform), "training_days": len(config.workloads),
         "training_folders": sorted({str(w.parent) for w in config.workloads}),
         "seed": config.seed, "steps": int(model.num_timesteps), "actors": config.actors,
@@ -466,6 +468,17 @@ def _check_teacher(config: TrainConfig) -> None:
     if config.imitate not in baselines:
         raise TrainError(f"--imitate {config.imitate!r}: a baseline of the {config.agent} environment "
                          f"({', '.join(baselines)})")
+    try:
+        baselines[config.imitate](**config.imitate_options)
+    except TypeError as exc:
+        raise TrainError(f"--imitate-options {json.dumps(config.imitate_options)}: {config.imitate} does not "
+                         f"take them ({exc})") from None
+
+
+def _teacher(config: TrainConfig) -> Callable[[], Any]:
+    """A fresh teacher per day: the baseline with its arguments."""
+    baseline = _paper(config.agent).BASELINES[str(config.imitate)]
+    return lambda: baseline(**config.imitate_options)
 
 
 def _imitate(config: TrainConfig, env_id: str, model: Any, venv: Any, gamma: float) -> dict[str, Any]:
@@ -476,7 +489,7 @@ def _imitate(config: TrainConfig, env_id: str, model: Any, venv: Any, gamma: flo
         return gym.make(env_id, platform=str(config.platform), workloads=[str(w) for w in config.workloads],
                         **config.env_kwargs)
     say = (lambda line: print(line, file=sys.stderr, flush=True)) if config.progress else None
-    teacher = _paper(config.agent).BASELINES[str(config.imitate)]
+    teacher = _teacher(config)
     t0 = time.time()
     try:
         demos = demonstrations(make_env, teacher, config.workloads, episodes=config.imitate_episodes, gamma=gamma,
@@ -504,7 +517,8 @@ def _imitate(config: TrainConfig, env_id: str, model: Any, venv: Any, gamma: flo
                             seed=config.seed + round_, report=say)
     except ImitationError as exc:
         raise TrainError(str(exc)) from None
-    return {"teacher": config.imitate, "rounds": config.imitate_rounds, "episodes": demos.episodes, "steps": len(demos),
+    return {"teacher": config.imitate, **({"teacher_options": config.imitate_options} if config.imitate_options else {}),
+            "rounds": config.imitate_rounds, "episodes": demos.episodes, "steps": len(demos),
             "teacher_mean_episode_reward": round(teacher_reward, 3),
             "clone_mean_episode_reward": played, "epochs": config.imitate_epochs,
             "accuracy": round(figures["accuracy"], 4), "wall_time_s": round(time.time() - t0, 1)}

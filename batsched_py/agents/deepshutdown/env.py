@@ -35,7 +35,7 @@ class ShutdownEnv(BatsimEnv):
                  backend: str = "emulator", dt: float = 1.0, day: float = 1440.0,
                  cores_per_node: Optional[int] = None, history: int = 20, queue_features: int = 10,
                  tau: float = 0.5, energy_weight: float = 1.0, qos_weight: float = 1.0,
-                 start_asleep: bool = True, output_prefix: Optional[str] = None):
+                 start_asleep: bool = True, release_features: bool = True, output_prefix: Optional[str] = None):
         super().__init__(platform, workloads, backend, output_prefix)
         if cores_per_node is None:
             cores_per_node = int(self.zone_properties.get("cores_per_node", 12))
@@ -47,12 +47,13 @@ class ShutdownEnv(BatsimEnv):
         for name, value in (("dt", dt), ("day", day), ("tau", tau)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise EnvError(f"{name}: {value!r} is not a positive number")
-        if not isinstance(start_asleep, bool):
-            raise EnvError(f"start_asleep: {start_asleep!r} is not true or false")
+        for name, flag in (("start_asleep", start_asleep), ("release_features", release_features)):
+            if not isinstance(flag, bool):
+                raise EnvError(f"{name}: {flag!r} is not true or false")
         self.warmup = switch_off_time(self.platform) if start_asleep else 0.0
         self.options = {"dt": dt, "day": day, "day_start": self.warmup, "start_asleep": start_asleep,
                         "cores_per_node": cores_per_node, "history": history, "queue_features": queue_features,
-                        "tau": tau}
+                        "tau": tau, "release_features": release_features}
         # (making the scheduler checks the options now, with its own messages; its MDP gives the spaces
         # and the day's decisions)
         self.take_mdp(self.make_scheduler().mdp(self.nb_hosts))

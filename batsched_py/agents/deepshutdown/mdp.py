@@ -14,6 +14,9 @@ DeepShutdown code trains on); docs/papers/deepshutdown.md lists where ours diffe
   (as the authors' environment does; between two points jobs wait): a job placed on hosts that are
   off or switching waits for them (they are switched on for it) and starts once they are all idle.
   So no job ever holds a reserved node's host.
+- A node switches as a whole, as the authors' nodes (one 12-core machine each) do: a job placed on
+  part of a sleeping node wakes all of it, and its other cores idle, counted as waste, while the node
+  is on.
 - The priority job is not delayed by the reservation alone: when every unreserved node is free and
   it needs more nodes than that, just enough reserved nodes are released (the authors' rule).
 - Decisions come after every event of their instant: Batsim may deliver the REQUESTED_CALL of
@@ -35,7 +38,11 @@ were no node reserved / hosts, and of those among them whose stretch (wait / wal
 ``tau`` (what the reservation blocks, or what the next plan starts); each node's idle
 age / ``idle_scale`` (capped; 0 unless idle and free); for the ``queue_features`` jobs of the plan
 order: hosts / hosts, walltime / ``day``, stretch / ``tau`` (capped), jobs of the same user in the
-system / ``max_user_jobs``; time of day / ``day``.
+system / ``max_user_jobs``; time of day / ``day``.  With ``release_features`` (the default; false
+gives the observation of the agents trained before it), what the oracle's rule reads, from walltimes
+only: each node's time until the jobs holding its hosts release them by walltime, as
+log(1 + t) / log(1 + ``day``) (0: no job holds it), and for each job of the plan order its stretch
+were it to wait for the next releases by walltime, / ``tau`` (capped; 1: no release would start it).
 """
 from __future__ import annotations
 
@@ -54,23 +61,23 @@ from ...policies.agent.easy_plan import easy_plan, plan_order
 from ...policies.agent.nodes import NodeState, node_masks, node_states, switch_idle_nodes_off
 
 
-def feature_count(nb_nodes: int, queue_features: int) -> int:
+def feature_count(nb_nodes: int, queue_features: int, releases: bool = True) -> int:
     """The width of one observation row (its one definition: see ShutdownScheduler.mdp)."""
-    return 5 + 1 + 1 + 1 + 2 + nb_nodes + 4 * queue_features + 1
+    return 5 + 1 + 1 + 1 + 2 + nb_nodes * (1 + releases) + (4 + releases) * queue_features + 1
 
 
 class ShutdownScheduler(AgentMixin, QueuePolicy):
     description = "DeepShutdown decision points: every dt, how many nodes to keep off (EASY beneath)"
     AGENT_OPTIONS = frozenset({"dt", "day", "day_start", "start_asleep", "cores_per_node", "history",
                                "queue_features", "max_queue", "max_user_jobs", "tau", "idle_scale",
-                               "workload", "host_speed"})   # (the last two: OR*'s real runtimes)
+                               "release_features", "workload", "host_speed"})   # (the last two: OR*'s real runtimes)
     OPTIONS = AGENT_OPTIONS | {"policy"}
 
     @classmethod
     def option_defaults(cls) -> dict[str, Any]:
         return {"dt": 1.0, "day": 1440.0, "day_start": 0.0, "start_asleep": True, "cores_per_node": 12,
                 "history": 20, "queue_features": 10, "max_queue": 100.0, "max_user_jobs": 10.0, "tau": 0.5,
-                "idle_scale": 10.0, "workload": None, "host_speed": 1e6, "policy": None,
+                "idle_scale": 10.0, "release_features": True, "workload": None, "host_speed": 1e6, "policy": None,
                 **({"model": None, "deterministic": True} if "model" in cls.OPTIONS else {})}
 
     def __init__(self, options: Optional[Mapping[str, Any]] = None):
@@ -86,6 +93,9 @@ class ShutdownScheduler(AgentMixin, QueuePolicy):
         self.start_asleep = agent.get("start_asleep", True)
         if not isinstance(self.start_asleep, bool):
             raise PolicyOptionError(f"option start_asleep: {self.start_asleep!r} is not true or false")
+        self.releases = agent.get("release_features", True)
+        if not isinstance(self.releases, bool):
+            raise PolicyOptionError(f"option release_features: {self.releases!r} is not true or false")
         self.cores = count_option(agent, "cores_per_node", 12)
         self.history = count_option(agent, "history", 20)
         self.k = count_option(agent, "queue_features", 10)
@@ -103,7 +113,7 @@ class ShutdownScheduler(AgentMixin, QueuePolicy):
         """The window of ``history`` feature rows; how many of the nodes to keep off, 0..G; an
         episode is a day of ``day / dt`` decisions (counted, not timed: no float accumulation)."""
         nodes = len(node_masks(nb_hosts, self.cores))
-        return MDP((self.history, feature_count(nodes, self.k)), nodes + 1, max_steps=int(round(self.day / self.dt)))
+        return MDP((self.history, feature_count(nodes, self.k, self.releases)), nodes + 1, max_steps=int(round(self.day / self.dt)))
 
     # --- the platform ---------------------------------------------------------------------
     def on_simulation_begins(self, event) -> None:
@@ -111,7 +121,7 @@ class ShutdownScheduler(AgentMixin, QueuePolicy):
         require_sleep_states(self)
         self.masks = node_masks(len(self.platform), self.cores)
         self.nb_nodes = len(self.masks)
-        self.nb_features = feature_count(self.nb_nodes, self.k)
+        self.nb_features = feature_count(self.nb_nodes, self.k, self.releases)
         # the observation window: earlier decisions' feature rows, the newest last
         self.window = np.zeros((self.history, self.nb_features), np.float32)
         if self.start_asleep:
@@ -161,13 +171,17 @@ class ShutdownScheduler(AgentMixin, QueuePolicy):
         self._reconcile()
 
     def _releases(self) -> list[tuple[float, int]]:
-        """(time, hosts) each job holding hosts of unreserved nodes releases them, by walltime
-        (a waiting job: from now)."""
+        """(time, hosts) each job holding hosts releases them, by walltime."""
+        return [(end, hosts.bit_count()) for end, hosts in self._walltime_ends()]
+
+    def _walltime_ends(self) -> list[tuple[float, int]]:
+        """(time, host mask) each job holding hosts releases them by walltime (a waiting job: from
+        now; no walltime: never)."""
         now, out = self.now, []
         for job_id, hosts in self.alloc_masks.items():
             job = self.jobs[job_id]
             start = job.start_time if job.start_time is not None else now
-            out.append((start + (job.walltime if job.walltime is not None else float("inf")), hosts.bit_count()))
+            out.append((start + (job.walltime if job.walltime is not None else float("inf")), hosts))
         return out
 
     def _spare_priority_job(self) -> None:
@@ -218,9 +232,14 @@ class ShutdownScheduler(AgentMixin, QueuePolicy):
                 free = self.platform.free_mask
 
     def _reconcile(self) -> None:
-        """Switch reserved idle nodes off and the sleeping hosts of waiting jobs on; idle ages."""
+        """Switch reserved resting nodes off and the nodes of waiting jobs on; idle ages.  A node
+        switches as a whole, as the authors' nodes (one machine of 12 cores) do: a job on part of a
+        sleeping node wakes all of it (its other cores idle, and count as waste, as theirs do), and a
+        node left partly idle, partly asleep is resting, so a policy can still switch it off (it used
+        to stay half on until a job took its idle hosts: all day on some days)."""
         platform = self.platform
-        idle = platform.mask_in(HostState.IDLE) & platform.free_mask & self.available_mask
+        unheld = self.available_mask     # (hosts no started or waiting job holds)
+        idle = platform.mask_in(HostState.IDLE) & platform.free_mask & unheld
         settled = ~platform.mask_in(HostState.SWITCHING_ON, HostState.SWITCHING_OFF)
         sleeping = platform.mask_in(HostState.SLEEPING) & settled
         wanted = 0
@@ -229,14 +248,15 @@ class ShutdownScheduler(AgentMixin, QueuePolicy):
         off = on = 0
         now = self.now
         for i, m in enumerate(self.masks):
+            resting = bool(m & idle) and m & (idle | (sleeping & unheld)) == m    # (no job, settled, some idle)
             if i in self.reserved:
-                if m & idle == m:
-                    off |= m
+                if resting:
+                    off |= m & idle
                     self.switches += 1
             elif m & wanted & sleeping:
-                on |= m & wanted & sleeping
+                on |= m & sleeping & (wanted | unheld)
                 self.switches += 1
-            if m & idle == m and i not in self.reserved:
+            if resting and i not in self.reserved:
                 self.idle_since.setdefault(i, now)
             else:
                 self.idle_since.pop(i, None)
@@ -322,19 +342,45 @@ class ShutdownScheduler(AgentMixin, QueuePolicy):
                 sum(j.res for j in startable if self.stretch(j) >= self.tau) / n)
         row += [min(1.0, (now - self.idle_since[i]) / self.idle_scale) if i in self.idle_since else 0.0
                 for i in range(self.nb_nodes)]
+        ends = self._walltime_ends() if self.releases else []
+        if self.releases:
+            row += self._node_releases(ends)
         jobs = plan_order(queue, self.k)
         if jobs:
             users: dict[Any, int] = {}
             for job in (*queue, *self.jobs.running.values()):
                 u = job.extra.get("user")
                 users[u] = users.get(u, 0) + 1
+            hosts = sorted(end - now for end, mask in ends for _ in range(mask.bit_count()))
             for job in jobs:
                 wall = job.walltime or 0.0
                 row += (job.res / n, min(1.0, wall / self.day), min(1.0, self.stretch(job) / self.tau),
                         min(1.0, users.get(job.extra.get("user"), 0) / self.max_user_jobs))
+                if self.releases:
+                    row.append(self._stretch_at_release(job, hosts))
         row += [0.0] * (self.nb_features - 1 - len(row))
         row.append(((now - self.day_start) % self.day) / self.day)
         return np.array(row, np.float32)
+
+    def _node_releases(self, ends: list[tuple[float, int]]) -> list[float]:
+        """Each node's time until its hosts are released by walltime, log-scaled to [0, 1] (a few
+        minutes and a few hours both matter: against a job's stretch bound)."""
+        left = [0.0] * self.nb_nodes
+        for end, hosts in ends:
+            for i, m in enumerate(self.masks):
+                if m & hosts:
+                    left[i] = max(left[i], end - self.now)
+        scale = np.log1p(self.day)
+        return [min(1.0, float(np.log1p(max(0.0, t))) / scale) for t in left]
+
+    def _stretch_at_release(self, job: Any, hosts: list[float]) -> float:
+        """``job``'s stretch / ``tau`` (capped) were it to wait until the next releases by walltime of
+        held hosts (``hosts``: times from now, sorted) give it as many hosts as it asks: the oracle's
+        test of whether a startable job may wait (1 when none would start it)."""
+        if not job.walltime or not hosts:
+            return 1.0
+        start = hosts[min(job.res, len(hosts)) - 1]
+        return min(1.0, (self.now - job.subtime + start) / job.walltime / self.tau)
 
     def observe(self) -> np.ndarray:
         """The window: the features of the last ``history - 1`` decisions, then the present ones."""
