@@ -4,7 +4,7 @@ import signal
 import sys
 import threading
 from contextlib import contextmanager
-from typing import Iterator, NoReturn
+from typing import Callable, Iterator, NoReturn
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -51,6 +51,20 @@ def exit_after_stop(status: int) -> NoReturn:
         for s in SIGNALS:
             signal.signal(s, signal.SIG_IGN)
     sys.exit(status)
+
+
+def run_command(name: str, main: Callable[[], int]) -> NoReturn:
+    """A command's process (``batsched-py``, a script): ``main()`` with SIGINT and SIGTERM raised
+    as Interrupted throughout, so that a signal between its own interruptible blocks, or repeated
+    while it reports its stop, still ends it with the signal's status (said as ``NAME:
+    interrupted by ...``); then its exit (see :func:`exit_after_stop`)."""
+    try:
+        with signals_interrupt():
+            status = main()
+    except KeyboardInterrupt as exc:
+        print(f"{name}: {interruption(exc)}", file=sys.stderr)
+        status = exit_status(exc)
+    exit_after_stop(status)
 
 
 def exit_status(exc: BaseException) -> int:

@@ -22,7 +22,9 @@ validation mean of ``--figure`` is copied to ``chosen.zip``; with ``--budget
 waiting_time:1.5:T5``, the lowest among the rounds whose mean waiting time on the same days is at
 most 1.5 x T5's (the issue's "waste under a waiting-time budget"); where no round is within it,
 none is chosen (exit status 1).  ``rounds.json`` records every round, the validation days, the hard
-days of each round and the choice.
+days of each round and the choice.  Interrupted (Ctrl-C, SIGTERM), it stops at once, chooses among
+the rounds validated so far, says in ``rounds.json`` (``status``) which round was cut short, and
+exits with the signal's status (130, 143); a round's clone is saved whole or not at all.
 
 Usage (the figures of docs/papers/deepscheduling.md)::
 
@@ -60,7 +62,9 @@ from stable_baselines3.common.running_mean_std import RunningMeanStd  # noqa: E4
 import batsched_py.envs  # noqa: E402,F401  (registers the environments)
 from batsched_py.agents.common.imitation import clone, demonstrations, merge  # noqa: E402
 from batsched_py.agents.common.papers import paper  # noqa: E402
+from batsched_py.agents.common.checkpoints import save_whole  # noqa: E402
 from batsched_py.envs.core import workload_files  # noqa: E402
+from batsched_py.interrupts import exit_status, interruption, run_command, signals_interrupt  # noqa: E402
 from choose_checkpoint import parse_budget  # noqa: E402
 
 
@@ -204,83 +208,108 @@ def main() -> int:
             parser.error(f"{option} {figure}: not a figure of {settings.ENV} "
                          f"({', '.join(k for k, v in info.items() if isinstance(v, (int, float)))})")
 
-    first = figures_of(Labelled(teacher()), days, args.teacher)
-    known(args.figure, first, "--figure")
-    taught = {d: info[args.figure] for d, info in first.items()}
-    limit = None
-    if args.budget:
-        figure, factor, baseline = args.budget
-        base = figures_of(Labelled(settings.BASELINES[baseline]()), days, baseline)
-        known(figure, base, "--budget")
-        limit = factor * mean(base, figure)
-    demos, rounds = None, []
+    rounds: list[dict] = []
+    state: dict = {"status": "running", "doing": "the baselines' validation days", "chosen": None}
 
-    def save(chosen) -> None:
-        record = {"chosen": chosen, "validation": [Path(d).name for d in days], "labelled_pool": len(pool),
-                  "teacher": args.teacher, "teacher_options": args.teacher_options, "env_kwargs": args.env,
-                  "rounds": rounds}
-        (args.out / "rounds.json").write_text(json.dumps(record, indent=1) + "\n")
+    def save() -> None:
+        record = {"chosen": state["chosen"], "status": state["status"], "validation": [Path(d).name for d in days],
+                  "labelled_pool": len(pool), "teacher": args.teacher, "teacher_options": args.teacher_options,
+                  "env_kwargs": args.env, "rounds": rounds}
+        save_whole(args.out / "rounds.json", lambda part: part.write_text(json.dumps(record, indent=1) + "\n"))
 
-    for r in range(args.rounds + 1):
-        t1 = time.time()
-        played = figures_of(student, days, f"round {r}")
-        waits = {d: info[args.figure] for d, info in played.items()}
-        excess = sorted(days, key=lambda d: waits[d] - taught[d], reverse=True)
-        behind = [d for d in days if waits[d] > taught[d] + 1e-6]
-        figures = {"round": r, "figure": args.figure, "clone_mean": float(np.mean(list(waits.values()))),
-                   "teacher_mean": float(np.mean(list(taught.values()))), "validation_days": len(days),
-                   "held_out": args.holdout,
-                   "days_behind": len(behind), "days_ahead": sum(waits[d] < taught[d] - 1e-6 for d in days),
-                   "worst_excess": waits[excess[0]] - taught[excess[0]], "validation_s": round(time.time() - t1)}
+    def play_rounds() -> None:
+        first = figures_of(Labelled(teacher()), days, args.teacher)
+        known(args.figure, first, "--figure")
+        taught = {d: info[args.figure] for d, info in first.items()}
+        limit = None
         if args.budget:
-            figures.update({"budget_figure": args.budget[0], "budget_mean": mean(played, args.budget[0]),
-                            "budget_limit": limit})
-            figures["budget_ok"] = figures["budget_mean"] <= limit
-        print(f"round {r}: clone {figures['clone_mean']:.3f} vs {args.teacher}"
-              f"{json.dumps(args.teacher_options) if args.teacher_options else ''} {figures['teacher_mean']:.3f} "
-              f"(mean {args.figure} over {len(days)} validation days); behind on {len(behind)}, ahead on "
-              f"{figures['days_ahead']}; worst excess {figures['worst_excess']:.1f}"
-              + (f"; mean {args.budget[0]} {figures['budget_mean']:.3f} (budget {limit:.3f})" if args.budget else ""),
-              file=sys.stderr, flush=True)
-        rounds.append(figures)
-        save(None)
-        if r == args.rounds:
-            break
-        if args.holdout:
-            # the worst days among training days the validation never sees
-            scouted = sorted(rng.choice(pool, scout, replace=False).tolist())
-            mine = {d: info[args.figure] for d, info in figures_of(student, scouted, "scout").items()}
-            theirs = {d: info[args.figure] for d, info in figures_of(Labelled(teacher()), scouted, "scout teacher").items()}
-            hard = sorted(scouted, key=lambda d: mine[d] - theirs[d], reverse=True)[:args.hard]
-        else:
-            hard = excess[:args.hard]
-        more = demonstrations(make_env, teacher, [Path(d) for d in hard], episodes=2 * len(hard), gamma=gamma,
-                              seed=args.seed + r, student=student, masking=masking)
-        fresh = demonstrations(make_env, teacher, [Path(d) for d in pool], episodes=args.fresh, gamma=gamma,
-                               seed=args.seed + 100 + r, masking=masking)
-        new = merge(more, fresh)
-        demos = new if demos is None else merge(demos, new)
-        rms = RunningMeanStd(shape=())
-        rms.update(demos.running)
-        fit = clone(model, demos, epochs=args.epochs, return_scale=float(np.sqrt(rms.var + 1e-8)), seed=args.seed + r,
-                    report=lambda line: print(line, file=sys.stderr, flush=True))
-        rounds[-1].update({"labelled_steps": len(demos), "accuracy": fit["accuracy"],
-                           "hard_days": [Path(d).name for d in hard]})
-        model.save(str(args.out / f"clone_round{r + 1}.zip"))
-    best = choose(rounds, bool(args.budget))
-    if best is None:
-        save(None)
-        env.close()
-        print(f"dagger_rounds: no round within the budget ({args.budget[0]} <= {args.budget[1]} x {args.budget[2]}); "
-              f"no chosen.zip, the rounds are in {args.out}", file=sys.stderr, flush=True)
-        return 1
-    source = args.model if best == 0 else args.out / f"clone_round{best}.zip"
-    shutil.copyfile(source, args.out / "chosen.zip")
-    save(best)
-    print(f"chosen: round {best} ({source}) -> {args.out / 'chosen.zip'}", file=sys.stderr, flush=True)
+            figure, factor, baseline = args.budget
+            base = figures_of(Labelled(settings.BASELINES[baseline]()), days, baseline)
+            known(figure, base, "--budget")
+            limit = factor * mean(base, figure)
+        demos = None
+        for r in range(args.rounds + 1):
+            state["doing"] = f"round {r}'s validation"
+            t1 = time.time()
+            played = figures_of(student, days, f"round {r}")
+            waits = {d: info[args.figure] for d, info in played.items()}
+            excess = sorted(days, key=lambda d: waits[d] - taught[d], reverse=True)
+            behind = [d for d in days if waits[d] > taught[d] + 1e-6]
+            figures = {"round": r, "figure": args.figure, "clone_mean": float(np.mean(list(waits.values()))),
+                       "teacher_mean": float(np.mean(list(taught.values()))), "validation_days": len(days),
+                       "held_out": args.holdout,
+                       "days_behind": len(behind), "days_ahead": sum(waits[d] < taught[d] - 1e-6 for d in days),
+                       "worst_excess": waits[excess[0]] - taught[excess[0]], "validation_s": round(time.time() - t1)}
+            if args.budget:
+                figures.update({"budget_figure": args.budget[0], "budget_mean": mean(played, args.budget[0]),
+                                "budget_limit": limit})
+                figures["budget_ok"] = figures["budget_mean"] <= limit
+            print(f"round {r}: clone {figures['clone_mean']:.3f} vs {args.teacher}"
+                  f"{json.dumps(args.teacher_options) if args.teacher_options else ''} {figures['teacher_mean']:.3f} "
+                  f"(mean {args.figure} over {len(days)} validation days); behind on {len(behind)}, ahead on "
+                  f"{figures['days_ahead']}; worst excess {figures['worst_excess']:.1f}"
+                  + (f"; mean {args.budget[0]} {figures['budget_mean']:.3f} (budget {limit:.3f})" if args.budget
+                     else ""), file=sys.stderr, flush=True)
+            rounds.append(figures)
+            save()
+            if r == args.rounds:
+                break
+            state["doing"] = f"round {r + 1}'s labels and fit"
+            if args.holdout:
+                # the worst days among training days the validation never sees
+                scouted = sorted(rng.choice(pool, scout, replace=False).tolist())
+                mine = {d: info[args.figure] for d, info in figures_of(student, scouted, "scout").items()}
+                theirs = {d: info[args.figure]
+                          for d, info in figures_of(Labelled(teacher()), scouted, "scout teacher").items()}
+                hard = sorted(scouted, key=lambda d: mine[d] - theirs[d], reverse=True)[:args.hard]
+            else:
+                hard = excess[:args.hard]
+            more = demonstrations(make_env, teacher, [Path(d) for d in hard], episodes=2 * len(hard), gamma=gamma,
+                                  seed=args.seed + r, student=student, masking=masking)
+            fresh = demonstrations(make_env, teacher, [Path(d) for d in pool], episodes=args.fresh, gamma=gamma,
+                                   seed=args.seed + 100 + r, masking=masking)
+            new = merge(more, fresh)
+            demos = new if demos is None else merge(demos, new)
+            rms = RunningMeanStd(shape=())
+            rms.update(demos.running)
+            fit = clone(model, demos, epochs=args.epochs, return_scale=float(np.sqrt(rms.var + 1e-8)),
+                        seed=args.seed + r, report=lambda line: print(line, file=sys.stderr, flush=True))
+            rounds[-1].update({"labelled_steps": len(demos), "accuracy": fit["accuracy"],
+                               "hard_days": [Path(d).name for d in hard]})
+            save_whole(args.out / f"clone_round{r + 1}.zip", lambda part: model.save(str(part)))
+
+    def choose_round() -> int:
+        """Copy the round chosen among those validated to chosen.zip (none: status 1)."""
+        best = choose(rounds, bool(args.budget)) if rounds else None
+        if best is None:
+            save()
+            print(f"dagger_rounds: {'no round validated' if not rounds else 'no round within the budget'}"
+                  + (f" ({args.budget[0]} <= {args.budget[1]} x {args.budget[2]})" if rounds else "")
+                  + f"; no chosen.zip, the rounds are in {args.out}", file=sys.stderr, flush=True)
+            return 1
+        source = args.model if best == 0 else args.out / f"clone_round{best}.zip"
+        save_whole(args.out / "chosen.zip", lambda part: shutil.copyfile(source, part))
+        state["chosen"] = best
+        save()
+        print(f"chosen: round {best} ({source}) -> {args.out / 'chosen.zip'}", file=sys.stderr, flush=True)
+        return 0
+
+    # The choice is inside the block: once a signal has stopped the rounds, a repeat (a batch
+    # system's SIGTERM again) is ignored while the choice among the validated rounds is saved.
+    stopped = None
+    with signals_interrupt():
+        try:
+            play_rounds()
+            state["status"] = "finished"
+        except KeyboardInterrupt as exc:
+            state["status"] = (f"{interruption(exc)} during {state['doing']}: the choice is among the "
+                               f"{len(rounds)} round(s) validated before")
+            print(f"dagger_rounds: {state['status']}", file=sys.stderr, flush=True)
+            stopped = exc
+        status = choose_round()
     env.close()
-    return 0
+    return status if stopped is None else exit_status(stopped)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command("dagger_rounds", main)

@@ -42,8 +42,7 @@ import batsched_py.envs  # noqa: E402,F401  (registers the environments)
 from batsched_py.agents.deepshutdown.config import ENV, HYPERPARAMETERS  # noqa: E402
 from batsched_py.agents.deepshutdown.privileged import RealRuntimes  # noqa: E402
 from batsched_py.envs.core import workload_files  # noqa: E402
-from batsched_py.interrupts import (exit_after_stop, exit_status, interruption, signals_deferred,  # noqa: E402
-                                   signals_interrupt)
+from batsched_py.interrupts import interruption, run_command, signals_deferred, signals_interrupt  # noqa: E402
 from dagger_rounds import json_arguments  # noqa: E402
 
 
@@ -236,10 +235,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    try:        # (as the batsched-py command: a signal between the blocks, or repeated, ends it with its status)
-        with signals_interrupt():
-            code = main()
-    except KeyboardInterrupt as exc:
-        print(f"guided_shutdown: {interruption(exc)}", file=sys.stderr)
-        code = exit_status(exc)
-    exit_after_stop(code)
+    run_command("guided_shutdown", main)

@@ -10,7 +10,19 @@ import pytest
 from helpers import (GOLDEN, free_tcp_endpoint as _free_endpoint, golden_cases, read_transcript,  # noqa: F401
                      transcript_path)
 from helpers.batsim import real_batsim as real_batsim_command
+from helpers.early import end_all as end_early_jobs, start_needed as start_early_jobs
 from helpers.rl import emulate_command
+
+
+def pytest_collection_finish(session):
+    """The slow one-subprocess checks of the tests about to run start now, in the background
+    (helpers/early.py)."""
+    if not session.config.option.collectonly:
+        start_early_jobs(session.items)
+
+
+def pytest_sessionfinish(session):
+    end_early_jobs()
 
 
 @pytest.fixture

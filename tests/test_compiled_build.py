@@ -1,9 +1,10 @@
 """The opt-in compiled build (setup.py, ``BATSCHED_PY_COMPILE=1``).
 
-test_compiled_wheel_in_a_fresh_venv builds the wheel, installs it in a fresh venv and runs there
-the compiled-module check and a selection of this suite against the compiled modules: golden
-replays (with and without energy, on a platform whose master host has a loopback link), golden
-schedules of our policies, power management, the scheduler API, and the subclass test below.
+test_compiled_wheel_in_a_fresh_venv builds the wheel (in the background from the session's start:
+helpers/early.py), installs it in a fresh venv and runs there the compiled-module check and a
+selection of this suite against the compiled modules: golden replays (with and without energy, on
+a platform whose master host has a loopback link), golden schedules of our policies, power
+management, the scheduler API, and the subclass test below.
 """
 import copy
 import csv
@@ -25,7 +26,8 @@ from batsched_py.emulator import simulate
 from batsched_py.policies.backfilling import EASY
 from batsched_py.scheduler import Session
 from helpers import GOLDEN
-from helpers.build import HANG_GUARD_S, build_wheel, run
+from helpers.build import HANG_GUARD_S, built_wheel, run, succeeded, wheel_command
+from helpers.early import Early
 from tests.policies.test_emulated_schedules import differences
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -116,14 +118,32 @@ def _site_dirs() -> list[str]:
     return sorted({sysconfig.get_path("purelib"), sysconfig.get_path("platlib")})
 
 
+def _environment() -> dict:
+    return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}   # (would shadow the venv's install)
+
+
+def _build(folder: Path, items) -> dict:
+    # (the build also writes .mypy_cache/ by its sources)
+    return {"wheel": [{"argv": [str(a) for a in wheel_command(folder)],
+                       "env": dict(_environment(), BATSCHED_PY_COMPILE="1")}]}
+
+
+# mypy and a C compiler at -O3 over one large file: about 45 s of one core, run in the background
+# from the session's start (helpers/early.py)
+COMPILED_WHEEL = Early("the compiled wheel's build", _build, when=lambda: find_spec("mypyc") is not None)
+
+
 @pytest.mark.slow
+@COMPILED_WHEEL.needed
 def test_compiled_wheel_in_a_fresh_venv(tmp_path):
     if find_spec("mypyc") is None:
         pytest.skip("mypy (with mypyc) is not installed: pip install -e '.[dev]'")
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}   # (would shadow the venv's install)
-    wheel = build_wheel(tmp_path, dict(env, BATSCHED_PY_COMPILE="1"))   # (also writes .mypy_cache/ by its sources)
+    env = _environment()
+    build, = COMPILED_WHEEL.ran("wheel")
+    succeeded(build)
+    wheel = built_wheel(COMPILED_WHEEL.folder)
     assert "-none-any" not in wheel.name
-    src = tmp_path / "src"
+    src = COMPILED_WHEEL.folder / "src"
 
     venv = tmp_path / "venv"
     run([sys.executable, "-m", "venv", venv])

@@ -3,7 +3,9 @@ command and Python example that README.md and docs/ show runs as written.
 
 The blocks of one page run in order in one temporary folder that links to the repository's
 platforms/, workloads/, models/ and scripts/, with `batsched-py` and `python` meaning this
-checkout's code, so a block may use what an earlier block of its page wrote. Markers, an HTML
+checkout's code, so a block may use what an earlier block of its page wrote. They run from the
+session's start, page after page, in the background (helpers/early.py); a page's test waits until
+its blocks have run, then asserts on each one's exit status in order. Markers, an HTML
 comment on the line before a block (invisible on the rendered page):
 - `<!-- not run: REASON -->`: the block needs what a test run has not (real Batsim, Docker, a Ray
   cluster, ../shared, hours of training). Each such block is a skipped test naming its page, line
@@ -23,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from helpers.early import Early
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
@@ -173,17 +177,20 @@ def test_a_block_not_run(block):
     pytest.skip(f"not run: {block.not_run}")
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("page", [p for p in PAGES if any(not b.file for b in _runnable(p))],
-                         ids=lambda p: str(p.relative_to(ROOT)))
-def test_the_commands_of_a_page_run(page, tmp_path):
-    if any(re.search(r"gymnasium|batsched_py\.envs|batsched-py (train|evaluate)", b.text) for b in _runnable(page)):
-        pytest.importorskip("gymnasium")      # the rl extra, part of dev
-        pytest.importorskip("stable_baselines3")
+PAGES_WITH_COMMANDS = [p for p in PAGES if any(not b.file for b in _runnable(p))]
+
+
+def _page_name(page: Path) -> str:
+    return str(page.relative_to(ROOT)).replace("/", "_")
+
+
+def _steps(page: Path, tmp_path: Path) -> list[dict]:
+    """The page's blocks as helpers/in_order.py's steps, in a new folder (``_folder``) under ``tmp_path``."""
     work, env = _folder(tmp_path)
+    steps = []
     for block in _runnable(page):
         if block.file:
-            (work / block.file).write_text(block.text, encoding="utf-8")
+            steps.append({"write": str(work / block.file), "text": block.text})
             continue
         if block.lang in PYTHON:
             script = tmp_path / f"block_{block.line}.py"
@@ -192,9 +199,39 @@ def test_the_commands_of_a_page_run(page, tmp_path):
         else:
             text = _console_script(block.text) if block.lang == "console" else block.text
             argv = ["bash", "-c", "set -euo pipefail\n" + text]
-        done = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True, timeout=600)
+        steps.append({"argv": argv, "cwd": str(work), "env": env})
+    return steps
+
+
+def _pages(folder: Path, items) -> dict:
+    """The blocks of the pages of ``items`` (of every page with commands: none), a list a page."""
+    pages = [item.callspec.params["page"] for item in items] or PAGES_WITH_COMMANDS
+    lists = {}
+    for i, page in enumerate(dict.fromkeys(pages)):
+        (folder / f"page{i}").mkdir()
+        lists[_page_name(page)] = _steps(page, folder / f"page{i}")
+    return lists
+
+
+# A couple of minutes of commands (trainings, evaluations): they run in the background from the
+# session's start (helpers/early.py), each page's blocks in order in the page's own folder.
+PAGE_COMMANDS = Early("the documentation's commands", _pages)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", PAGES_WITH_COMMANDS, ids=lambda p: str(p.relative_to(ROOT)))
+@PAGE_COMMANDS.needed
+def test_the_commands_of_a_page_run(page):
+    if any(re.search(r"gymnasium|batsched_py\.envs|batsched-py (train|evaluate)", b.text) for b in _runnable(page)):
+        pytest.importorskip("gymnasium")      # the rl extra, part of dev
+        pytest.importorskip("stable_baselines3")
+    commands = [b for b in _runnable(page) if not b.file]
+    # (a hang guard: each block had 600 s when the test ran them itself)
+    ran = PAGE_COMMANDS.ran(_page_name(page), timeout=600 * len(commands))
+    for block, done in zip(commands, ran):
         assert done.returncode == 0, (f"{block.where} ({block.lang}) exited {done.returncode}:\n{block.text}\n"
                                       f"stdout: {done.stdout[-3000:]}\nstderr: {done.stderr[-3000:]}")
+    assert len(ran) == len(commands), f"{len(ran)} of the {len(commands)} blocks ran"
 
 
 def _links(text: str) -> list[str]:

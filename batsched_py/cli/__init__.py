@@ -3,10 +3,10 @@ Each sub-command is a thin shell over a library call; its module here parses and
 import argparse
 import sys
 import warnings
-from typing import Callable, Optional, Sequence
+from typing import Callable, NoReturn, Optional, Sequence
 
 from .. import __version__, compiled_modules
-from ..interrupts import exit_after_stop, exit_status, interruption, signals_interrupt
+from ..interrupts import exit_status, interruption, run_command, signals_interrupt
 from . import agents, campaign, emulate, metrics, platform, plot, workloads
 from .common import KNOWN_ERRORS, error_text
 from .compare import add_compare, cmd_compare
@@ -78,13 +78,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
 
 
-def command() -> None:
-    """The ``batsched-py`` process: :func:`main` with SIGINT and SIGTERM raised as Interrupted
-    throughout, so that a signal between a command's own interruptible blocks, or repeated while it
-    reports its stop, still ends it with the signal's status; then its exit (see exit_after_stop)."""
-    try:
-        with signals_interrupt():
-            status = main()
-    except KeyboardInterrupt as exc:
-        status = exit_status(exc)
-    exit_after_stop(status)
+def command() -> NoReturn:
+    """The ``batsched-py`` process: :func:`main`, a signal anywhere ending it with its status."""
+    run_command("batsched-py", main)

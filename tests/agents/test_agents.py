@@ -3,6 +3,7 @@ process and served over ZeroMQ to a Batsim process), evaluation writes its files
 files are named."""
 import csv
 import json
+import shutil
 import zipfile
 from pathlib import Path
 
@@ -36,19 +37,7 @@ def episode_reward(policy, day, seed=0):
     return total
 
 
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory):
-    """A DeepShutdown agent cloned from T0 on two training days, then 6,000 PPO steps (small batches,
-    so that a few thousand steps are many updates).  (PPO alone from a random network needs far more
-    than a test's budget to beat a random policy: with the authors' reward, reserving every node
-    looks cheap until the blocked jobs' stretch counts, minutes later.)"""
-    out = tmp_path_factory.mktemp("train")
-    config = TrainConfig("shutdown", PLATFORM, TWO_DAYS, out, total_steps=6000, actors=2, seed=0, progress=False,
-                         checkpoint_every=3000, vec_env="dummy", imitate="T0", imitate_episodes=2,
-                         imitate_epochs=20, imitate_rounds=2,
-                         hyperparameters={"n_steps": 500, "minibatches": 4, "learning_rate": 1e-4})
-    return train(config, ["train", "shutdown", "(test)"])
-
+# tiny_model (conftest.py): T0 cloned on TWO_DAYS, then 2,000 PPO steps, made once for the session
 
 def test_a_short_training_beats_random(tiny_model):
     agent = load_agent(str(tiny_model), "shutdown")
@@ -58,20 +47,21 @@ def test_a_short_training_beats_random(tiny_model):
     assert trained > max(random_rewards), (trained, random_rewards)
 
 
-def test_training_writes_its_record_checkpoints_and_resumes(tiny_model):
-    out = tiny_model.parent
-    record = json.loads((out / "model.json").read_text())
-    assert record["steps"] == 6000 and record["seed"] == 0 and record["algorithm"] == "PPO"
+def test_training_writes_its_record_checkpoints_and_resumes(tiny_model, tmp_path):
+    record = json.loads((tiny_model.parent / "model.json").read_text())
+    assert record["steps"] == 2000 and record["seed"] == 0 and record["algorithm"] == "PPO"
     assert record["wall_time_s"] > 0 and "CPUs" in record["machine"] and record["training_days"] == 2
-    assert sorted(p.name for p in (out / "checkpoints").glob("*.zip")) == ["model_3000_steps.zip",
-                                                                            "model_6000_steps.zip"]
-    assert any((out / "tensorboard").rglob("events.out.tfevents.*"))
-    config = TrainConfig("shutdown", PLATFORM, TWO_DAYS, out, total_steps=7000, actors=2, seed=0, progress=False,
-                         checkpoint_every=3000, vec_env="dummy", resume=True,
+    assert sorted(p.name for p in (tiny_model.parent / "checkpoints").glob("*.zip")) == ["model_1000_steps.zip",
+                                                                                          "model_2000_steps.zip"]
+    assert any((tiny_model.parent / "tensorboard").rglob("events.out.tfevents.*"))
+    out = tmp_path / "train"            # (a copy: the other tests share the training's own folder)
+    shutil.copytree(tiny_model.parent, out)
+    config = TrainConfig("shutdown", PLATFORM, TWO_DAYS, out, total_steps=3000, actors=2, seed=0, progress=False,
+                         checkpoint_every=1000, vec_env="dummy", resume=True,
                          hyperparameters={"n_steps": 500, "minibatches": 4, "learning_rate": 1e-4})
     train(config, ["train", "--resume"])
     record = json.loads((out / "model.json").read_text())
-    assert record["steps"] >= 7000 and record["resumed_from"].endswith("model_6000_steps.zip")
+    assert record["steps"] >= 3000 and record["resumed_from"].endswith("model_2000_steps.zip")
 
 
 @pytest.mark.parametrize("name,kind", [("deepshutdown-taurus", "shutdown"), ("deepscheduling-taurus", "scheduling")])

@@ -1,8 +1,11 @@
 """scripts/dagger_rounds.py: more DAgger rounds for a saved clone, with validation days carved out of
-the training days (``--holdout``) and the round chosen under a waiting-time budget (``--budget``)."""
+the training days (``--holdout``) and the round chosen under a waiting-time budget (``--budget``);
+stopped by a signal, it chooses among the rounds validated."""
 import json
+import signal
 import subprocess
 import sys
+import time
 from importlib import util
 
 import pytest
@@ -109,3 +112,35 @@ def test_environment_arguments_the_model_was_not_trained_with_are_named(tmp_path
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 2 and "trained on observations (20, 89)" in done.stderr and "(20, 65)" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_signal_stops_the_rounds_and_the_choice_is_among_those_validated(tmp_path):
+    (tmp_path / "days").mkdir()
+    tiny_day(tmp_path / "days" / "a.json")
+    tiny_day(tmp_path / "days" / "b.json", jobs=((5, 24, 20), (50, 48, 30)))
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, str(SCRIPT), "--agent", "shutdown", "--no-masks", "--teacher", "T0",
+                             "--figure", "energy_waste", "--model", str(ROOT / "models" / "deepshutdown-taurus.zip"),
+                             "-p", str(PLATFORM), "-w", str(tmp_path / "days"), "-o", str(out), "--rounds", "1000",
+                             "--hard", "1", "--fresh", "1", "--epochs", "1"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not (out / "rounds.json").exists() or len(json.loads((out / "rounds.json").read_text())["rounds"]) < 2:
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    record = json.loads((out / "rounds.json").read_text())
+    assert proc.returncode == 128 + signal.SIGTERM, err[-3000:]
+    assert record["status"].startswith("interrupted by SIGTERM during round"), record["status"]
+    validated = [r["round"] for r in record["rounds"]]
+    assert validated == list(range(len(validated))) and 2 <= len(validated) < 1000
+    assert record["chosen"] == script_module().choose(record["rounds"], budget=False) is not None
+    assert f"chosen: round {record['chosen']}" in err and "Traceback" not in err
+    load_agent(str(out / "chosen.zip"), "shutdown")
+    for saved in out.glob("clone_round*.zip"):       # (each whole: a cut fit saves nothing)
+        load_agent(str(saved), "shutdown")
+    assert not list(out.glob("*.part"))

@@ -42,13 +42,15 @@ def cloned(kind, teacher, out, epochs, rounds=2):
     return train(config, ["train", kind, "--imitate", teacher])
 
 
-def test_a_cloned_shutdown_agent_acts_like_its_teacher(tmp_path):
-    path = cloned("shutdown", "T0", tmp_path, epochs=20)
-    record = json.loads((tmp_path / "model.json").read_text())["imitation"]
+def test_a_cloned_shutdown_agent_acts_like_its_teacher(tiny_model):
+    """The clone of conftest.py's tiny_model (T0 on DAYS, 20 epochs, 2 rounds), as train saved it
+    before PPO: the training that test_agents.py deploys, so the cloning runs once."""
+    record = json.loads((tiny_model.parent / "model.json").read_text())["imitation"]
     # two days played by T0, then one DAgger round: one day played by the clone, labelled by T0
     assert record["teacher"] == "T0" and record["rounds"] == 2 and record["episodes"] == 3
     assert record["steps"] == 3 * 1440 and len(record["clone_mean_episode_reward"]) == 1
-    assert (tmp_path / "imitation.zip").is_file()         # (the clone before PPO)
+    assert record["epochs"] == 20
+    path = tiny_model.parent / "imitation.zip"          # (the clone before PPO)
     teacher_reward, teacher_actions = play("shutdown", SHUTDOWN_BASELINES["T0"](), DAYS[0])
     agent_reward, agent_actions = play("shutdown", load_agent(str(path), "shutdown"), DAYS[0])
     rng = np.random.default_rng(0)

@@ -9,13 +9,13 @@
 """
 from __future__ import annotations
 
-import math
 from typing import Any, Callable, Optional
 
 from ...policies.agent.base import Bound
 from ...policies.agent.clock import EPS
 from ...policies.agent.nodes import NodeState
-from ...policies.power import day_runtimes, real_runtime
+from ...policies.power import day_runtimes
+from .releases import held, host_waits, wait_for_hosts
 
 
 class Timeout(Bound):
@@ -59,17 +59,6 @@ def _keep_off(s: Any, available: int, timed_out: Callable[[int], bool]) -> int:
     return keep
 
 
-def real_end(s: Any, runtimes: dict[str, float], job_id: str) -> float:
-    """When the job ``job_id``, holding hosts, releases them by its real runtime (its walltime when
-    unknown, never when it has none); a job waiting for its hosts counts from now."""
-    job = s.jobs[job_id]
-    real = real_runtime(runtimes, job_id)
-    if real is None:
-        real = job.walltime
-    start = job.start_time if job.start_time is not None else s.now
-    return start + (real if real is not None else math.inf)
-
-
 class OffReservationOracle(Bound):
     """The authors' off-reservation oracle (``OffReservationAgent``, max stretch 0.5, timeout 0):
     it knows the real runtime of the running jobs, lets a job that could start now wait when the
@@ -87,10 +76,8 @@ class OffReservationOracle(Bound):
 
     def _next_releases(self) -> list[float]:
         """Time until each held host is released, by the real runtime (walltime when unknown)."""
-        s, out = self.scheduler, []
-        for job_id, hosts in s.alloc_masks.items():
-            out += [real_end(s, self.runtimes, job_id) - s.now] * hosts.bit_count()
-        return sorted(out)
+        s = self.scheduler
+        return host_waits(held(s, self.runtimes), s.now)
 
     def can_wait(self, job: Any, releases: list[float]) -> bool:
         """Whether ``job``, startable now, may wait: the next real releases (``releases``, from now)
@@ -98,7 +85,7 @@ class OffReservationOracle(Bound):
         s = self.scheduler
         if not job.walltime or s.stretch(job) >= self.max_stretch or not releases:
             return False
-        start = s.now + releases[:job.res][-1]
+        start = s.now + wait_for_hosts(job.res, releases)
         return (start - job.subtime) / job.walltime < self.max_stretch
 
     def free_hosts(self) -> int:

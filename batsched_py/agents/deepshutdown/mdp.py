@@ -59,6 +59,7 @@ from ...policies.agent.base import MDP, AgentMixin, action_int
 from ...policies.agent.clock import DRIFT, EPS, LAG
 from ...policies.agent.easy_plan import easy_plan, plan_order
 from ...policies.agent.nodes import NodeState, node_masks, node_states, switch_idle_nodes_off
+from .releases import held, host_waits, node_waits, wait_for_hosts
 
 
 def feature_count(nb_nodes: int, queue_features: int, releases: bool = True) -> int:
@@ -172,17 +173,7 @@ class ShutdownScheduler(AgentMixin, QueuePolicy):
 
     def _releases(self) -> list[tuple[float, int]]:
         """(time, hosts) each job holding hosts releases them, by walltime."""
-        return [(end, hosts.bit_count()) for end, hosts in self._walltime_ends()]
-
-    def _walltime_ends(self) -> list[tuple[float, int]]:
-        """(time, host mask) each job holding hosts releases them by walltime (a waiting job: from
-        now; no walltime: never)."""
-        now, out = self.now, []
-        for job_id, hosts in self.alloc_masks.items():
-            job = self.jobs[job_id]
-            start = job.start_time if job.start_time is not None else now
-            out.append((start + (job.walltime if job.walltime is not None else float("inf")), hosts))
-        return out
+        return [(end, hosts.bit_count()) for end, hosts in held(self, {})]
 
     def _spare_priority_job(self) -> None:
         """The authors' rule: when every host of the unreserved nodes is free and the priority job
@@ -342,16 +333,18 @@ class ShutdownScheduler(AgentMixin, QueuePolicy):
                 sum(j.res for j in startable if self.stretch(j) >= self.tau) / n)
         row += [min(1.0, (now - self.idle_since[i]) / self.idle_scale) if i in self.idle_since else 0.0
                 for i in range(self.nb_nodes)]
-        ends = self._walltime_ends() if self.releases else []
+        ends = held(self, {}) if self.releases else []
         if self.releases:
-            row += self._node_releases(ends)
+            # (a few minutes and a few hours both matter, against a job's stretch bound: log-scaled)
+            scale = np.log1p(self.day)
+            row += [min(1.0, float(np.log1p(max(0.0, t))) / scale) for t in node_waits(ends, self.masks, now)]
         jobs = plan_order(queue, self.k)
         if jobs:
             users: dict[Any, int] = {}
             for job in (*queue, *self.jobs.running.values()):
                 u = job.extra.get("user")
                 users[u] = users.get(u, 0) + 1
-            hosts = sorted(end - now for end, mask in ends for _ in range(mask.bit_count()))
+            hosts = host_waits(ends, now)
             for job in jobs:
                 wall = job.walltime or 0.0
                 row += (job.res / n, min(1.0, wall / self.day), min(1.0, self.stretch(job) / self.tau),
@@ -362,24 +355,13 @@ class ShutdownScheduler(AgentMixin, QueuePolicy):
         row.append(((now - self.day_start) % self.day) / self.day)
         return np.array(row, np.float32)
 
-    def _node_releases(self, ends: list[tuple[float, int]]) -> list[float]:
-        """Each node's time until its hosts are released by walltime, log-scaled to [0, 1] (a few
-        minutes and a few hours both matter: against a job's stretch bound)."""
-        left = [0.0] * self.nb_nodes
-        for end, hosts in ends:
-            for i, m in enumerate(self.masks):
-                if m & hosts:
-                    left[i] = max(left[i], end - self.now)
-        scale = np.log1p(self.day)
-        return [min(1.0, float(np.log1p(max(0.0, t))) / scale) for t in left]
-
     def _stretch_at_release(self, job: Any, hosts: list[float]) -> float:
         """``job``'s stretch / ``tau`` (capped) were it to wait until the next releases by walltime of
         held hosts (``hosts``: times from now, sorted) give it as many hosts as it asks: the oracle's
         test of whether a startable job may wait (1 when none would start it)."""
         if not job.walltime or not hosts:
             return 1.0
-        start = hosts[min(job.res, len(hosts)) - 1]
+        start = wait_for_hosts(job.res, hosts)
         return min(1.0, (self.now - job.subtime + start) / job.walltime / self.tau)
 
     def observe(self) -> np.ndarray:

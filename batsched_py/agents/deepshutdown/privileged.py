@@ -16,7 +16,8 @@ import numpy as np
 
 from ...policies.agent.easy_plan import plan_order
 from ...policies.power import real_runtime
-from .baselines import OffReservationOracle, real_end
+from .baselines import OffReservationOracle
+from .releases import held, node_waits
 
 
 class RealRuntimes:
@@ -40,11 +41,8 @@ class RealRuntimes:
     def __call__(self) -> np.ndarray:
         s = self.scheduler
         out = np.zeros(self.size, np.float32)
-        for job_id, hosts in s.alloc_masks.items():
-            left = min(1.0, max(0.0, (real_end(s, self.runtimes, job_id) - s.now) / self.horizon))
-            for i, m in enumerate(s.masks):
-                if m & hosts:
-                    out[i] = max(out[i], left)
+        for i, left in enumerate(node_waits(held(s, self.runtimes), s.masks, s.now)):
+            out[i] = min(1.0, max(0.0, left / self.horizon))
         for j, job in enumerate(plan_order(s.queue, self.k)):
             real = real_runtime(self.runtimes, job.id)
             if real is not None and job.walltime:
