@@ -85,6 +85,8 @@ CASES: dict[str, tuple[Callable[[], Writers], list[str], str, dict]] = {
                                          {"policy": "T5"}),
     "shutdown_agent_ORstar-deepshutdown-E": (lambda: DEEPSHUTDOWN_INPUTS, DEEPSHUTDOWN_ARGS, "shutdown-agent",
                                              {"policy": "OR*", "workload": "inputs/2_test_102.json"}),
+    "shutdown_agent_QB-deepshutdown-E": (lambda: DEEPSHUTDOWN_INPUTS, DEEPSHUTDOWN_ARGS, "shutdown-agent",
+                                         {"policy": "QB"}),
     "scheduling_agent_SAF-deepshutdown-E": (lambda: DEEPSHUTDOWN_INPUTS, DEEPSHUTDOWN_ARGS, "scheduling-agent",
                                             {"policy": "SAF"}),
     # the shipped models (too big to copy into inputs/): re-record when they are retrained

@@ -66,7 +66,7 @@ def train_main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--raw-reward", action="store_true",
                     help="train on the environment's rewards as they are (default: scaled by VecNormalize)")
     ap.add_argument("--imitate", default=None, metavar="BASELINE",
-                    help="first clone a baseline (T0, T1, T5, OR* / FF, EASY, SAF) on training days, then PPO")
+                    help="first clone a baseline (T0, T1, T5, OR*, QB / FF, EASY, SAF) on training days, then PPO")
     ap.add_argument("--imitate-options", type=_json_object, default=None, metavar="JSON",
                     help="the baseline's arguments, e.g. '{\"max_stretch\": 0.25, \"real_runtimes\": false}' for OR*")
     ap.add_argument("--imitate-days", type=positive_count, help="days the baseline plays for cloning (64)")
@@ -114,7 +114,7 @@ def evaluate_main(argv: Optional[Sequence[str]] = None) -> int:
         "mean/std/min/max of energy waste, switches, delay, stretch, slowdown, waiting time) and figures."))
     ap.add_argument("--env", required=True, choices=("shutdown", "scheduling"))
     ap.add_argument("--policies", required=True, help=(
-        "comma-separated [LABEL=]NAME[:OPTIONS]: baselines T0,T1,T5,OR* (shutdown) or FF,EASY,SAF (scheduling), "
+        "comma-separated [LABEL=]NAME[:OPTIONS]: baselines T0,T1,T5,T10,OR*,QB (shutdown) or FF,EASY,SAF (scheduling), "
         "a trained agent MODEL.zip, or module:callable; OPTIONS a JSON object: a baseline's arguments or an "
         "agent's deterministic, e.g. 'OR*-0.25=OR*:{\"max_stretch\": 0.25}' or "
         "'agent=models/deepshutdown-taurus.zip:{\"deterministic\": false}'"))

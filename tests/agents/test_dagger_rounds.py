@@ -79,7 +79,7 @@ def test_a_teacher_that_is_not_a_baseline_is_named(tmp_path):
     done = subprocess.run([sys.executable, str(SCRIPT), "--agent", "shutdown", "--teacher", "T7", "--model", "x.zip",
                            "-p", str(PLATFORM), "-w", str(TRAIN), "-o", str(tmp_path)],
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 2 and "T0, T1, T5, T10, OR*" in done.stderr
+    assert done.returncode == 2 and "T0, T1, T5, T10, OR*, QB" in done.stderr
 
 
 @pytest.mark.parametrize("options, words", [('{"timeout": 3}', "T0 does not take them"),

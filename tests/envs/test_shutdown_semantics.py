@@ -135,6 +135,67 @@ def test_timeouts_keep_a_node_idle_as_the_authors_count(tmp_path):
     assert info["time_idle"] == pytest.approx(12 * 9, abs=0.1)
 
 
+def _day(tmp_path, jobs):
+    """Jobs (subtime, hosts, runtime), walltime 60 each, ids 0, 1, ..."""
+    doc = {"nb_res": 168, "profiles": {f"p{i}": {"type": "parallel_homogeneous", "cpu": d * 1e6, "com": 0}
+                                       for i, (_, _, d) in enumerate(jobs)},
+           "jobs": [{"id": str(i), "subtime": t, "walltime": 60, "res": r, "profile": f"p{i}"}
+                    for i, (t, r, _) in enumerate(jobs)]}
+    path = tmp_path / "day.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def _starts(env, act) -> list[float]:
+    """Each job's start time (the day's first job first)."""
+    play(env, act)
+    return [job.start_time for job in env.scheduler.jobs.by_id.values()]
+
+
+def qb(**options):
+    def act(env, obs, p=SHUTDOWN["QB"](**options)):
+        if p.scheduler is not env.scheduler:
+            p.bind(env.scheduler)
+        return p(obs)
+    return act
+
+
+def test_queue_batching_runs_the_queue_back_to_back_on_the_node_it_wakes(tmp_path):
+    """QB (queue 3) beside a long job on node 0: three 5-minute node jobs submitted a minute apart
+    wait until the third comes, then one node wakes (1 minute) and runs them one after the other;
+    T0 wakes a node for each as it comes.  (Start times count from the day's origin, which the
+    minutes of its warm-up shift: the long job's start, at once with its 1 minute of switching.)"""
+    jobs = [(0, 12, 200), (10, 12, 5), (11, 12, 5), (12, 12, 5)]
+    t0 = _starts(make(_day(tmp_path, jobs)), policy("T0"))
+    origin = t0[0] - 1
+    assert [t - origin for t in t0] == pytest.approx([1, 11, 12, 13], abs=0.01)
+    starts = _starts(make(_day(tmp_path, jobs)), qb(queue=3, max_stretch=10))
+    assert [t - origin for t in starts] == pytest.approx([1, 13, 18, 23], abs=0.01)
+
+
+def test_queue_batching_starts_a_lone_job_when_its_stretch_reaches_the_bound(tmp_path):
+    """Beside a long job, a job alone in the queue waits until its stretch (wait / walltime 60)
+    reaches 0.5: 30 minutes, then its node's minute of switching on."""
+    starts = _starts(make(_day(tmp_path, [(0, 12, 200), (10, 12, 5)])), qb(queue=3, max_stretch=0.5))
+    assert starts[1] - (starts[0] - 1) == pytest.approx(10 + 30 + 1, abs=0.01)
+
+
+def test_queue_batching_starts_a_job_at_once_on_hosts_already_on(tmp_path):
+    """A half-node job, the queue short, starts at once on the half of node 0 that a short job left
+    idle, where T0 too starts it: no node more is woken for it."""
+    env = make(_day(tmp_path, [(0, 6, 60), (0, 6, 5), (30, 6, 5)]))
+    _, info = play(env, qb(queue=2, max_stretch=10))
+    starts = [job.start_time for job in env.scheduler.jobs.by_id.values()]
+    assert starts[2] - (starts[0] - 1) == pytest.approx(30, abs=0.01)
+    assert info["nb_switches"] == 2           # (node 0 on, and off at the end)
+
+
+def test_queue_batching_rejects_settings_that_mean_nothing():
+    for options in ({"queue": 0}, {"max_stretch": 0}):
+        with pytest.raises(ValueError, match="QB: queue must be >= 1 and max_stretch > 0"):
+            SHUTDOWN["QB"](**options)
+
+
 def _two_job_day(tmp_path):
     """A job longer than the day from minute 1 on one node, then a one-node job at minute 5."""
     doc = {"nb_res": 168, "jobs": [{"id": "a", "subtime": 1, "walltime": 2000, "res": 12, "profile": "long"},

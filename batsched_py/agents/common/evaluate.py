@@ -2,7 +2,7 @@
 environments, in parallel processes: ``days.csv`` (a row per policy, day and repetition),
 ``summary.csv`` (a row per policy: mean/std/min/max of each figure), a terminal table, figures.
 
-A policy is ``[LABEL=]NAME[:OPTIONS]``: NAME is a baseline of the environment (T0, T1, T5, OR* /
+A policy is ``[LABEL=]NAME[:OPTIONS]``: NAME is a baseline of the environment (T0, T1, T5, OR*, QB /
 FF, EASY, SAF), a trained agent (a ``.zip``), or ``module:callable``; OPTIONS a JSON object
 (``{"deterministic": false}`` samples a trained agent's actions: repeat it with ``--repeat``).
 """

@@ -1,6 +1,6 @@
 """A policy for an agent scheduler, from a name in a --config object.
 
-``policy`` is one of: a baseline of the environment (``T0``, ``T1``, ``T5``, ``OR*`` for shutdown;
+``policy`` is one of: a baseline of the environment (``T0``, ``T1``, ``T5``, ``OR*``, ``QB`` for shutdown;
 ``FF``, ``EASY``, ``SAF`` for scheduling: each paper's baselines.py), a saved agent (a ``.zip``
 written by ``batsched-py train``; a paper's scheduler may read more kinds of file, e.g. elastic's
 SARSA agent ``.npz``), or ``module:callable`` (a callable obs -> action, or a class whose instances

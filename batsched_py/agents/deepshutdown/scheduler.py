@@ -12,7 +12,7 @@ from .mdp import ShutdownScheduler
 
 class ShutdownAgent(ShutdownScheduler):
     description = ("a DeepShutdown policy as a scheduler: option 'policy' = a saved agent (.zip), a baseline "
-                   "(T0, T1, T5, T10, OR*) or 'module:callable' (obs -> nodes to keep off)")
+                   "(T0, T1, T5, T10, OR*, QB) or 'module:callable' (obs -> nodes to keep off)")
 
     def __init__(self, options: Optional[Mapping[str, Any]] = None):
         super().__init__(options)
