@@ -180,6 +180,11 @@ def test_queue_batching_starts_a_lone_job_when_its_stretch_reaches_the_bound(tmp
     assert starts[1] - (starts[0] - 1) == pytest.approx(10 + 30 + 1, abs=0.01)
 
 
+def test_queue_batching_starts_a_lone_job_when_its_wait_reaches_the_bound(tmp_path):
+    starts = _starts(make(_day(tmp_path, [(0, 12, 200), (10, 12, 5)])), qb(queue=3, max_stretch=10, max_wait=12))
+    assert starts[1] - (starts[0] - 1) == pytest.approx(10 + 12 + 1, abs=0.01)
+
+
 def test_queue_batching_starts_a_job_at_once_on_hosts_already_on(tmp_path):
     """A half-node job, the queue short, starts at once on the half of node 0 that a short job left
     idle, where T0 too starts it: no node more is woken for it."""
@@ -191,8 +196,8 @@ def test_queue_batching_starts_a_job_at_once_on_hosts_already_on(tmp_path):
 
 
 def test_queue_batching_rejects_settings_that_mean_nothing():
-    for options in ({"queue": 0}, {"max_stretch": 0}):
-        with pytest.raises(ValueError, match="QB: queue must be >= 1 and max_stretch > 0"):
+    for options in ({"queue": 0}, {"max_stretch": 0}, {"max_wait": -1}):
+        with pytest.raises(ValueError, match="QB: queue must be >= 1, max_stretch and max_wait > 0"):
             SHUTDOWN["QB"](**options)
 
 

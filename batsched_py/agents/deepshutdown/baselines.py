@@ -7,13 +7,14 @@
   lets a job that could start now wait while the next real releases still let it start with a
   stretch (wait / walltime) below 0.5; otherwise it acts as T0.
 - ``QB``: queue batching (ours, not the authors').  A job starts at once on hosts already on; one
-  that needs a node switched on waits until ``queue`` jobs are queued or its stretch reaches
-  ``max_stretch``, and then wakes its nodes, one such job a decision, so that a few nodes run
+  that needs a node switched on waits until ``queue`` jobs are queued, its stretch reaches
+  ``max_stretch`` or its wait ``max_wait``, and then wakes its nodes, one such job a decision, so that a few nodes run
   the queue back to back instead of each job paying a node's switch off and on.  Idle nodes
   are switched off as T0 does.  It knows nothing a deployed policy does not.
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Optional
 
 from ...policies.agent.base import Bound
@@ -104,15 +105,17 @@ class OffReservationOracle(Bound):
 
 
 class QueueBatch(Bound):
-    """Queue batching (see the module's docstring): ``queue`` jobs queued, or a job's stretch at
-    ``max_stretch``, wake the nodes of one more job a decision; jobs that fit on hosts already on
-    start at once; idle nodes are switched off (T0)."""
+    """Queue batching (see the module's docstring): ``queue`` jobs queued, a job's stretch at
+    ``max_stretch`` or its wait at ``max_wait`` (time units) wake the nodes of one more job a
+    decision; jobs that fit on hosts already on start at once; idle nodes are switched off (T0)."""
 
-    def __init__(self, queue: int = 6, max_stretch: float = 0.5):
-        if queue < 1 or max_stretch <= 0:
-            raise ValueError(f"QB: queue must be >= 1 and max_stretch > 0 (got {queue}, {max_stretch})")
+    def __init__(self, queue: int = 6, max_stretch: float = 0.5, max_wait: float = math.inf):
+        if queue < 1 or max_stretch <= 0 or max_wait <= 0:
+            raise ValueError(f"QB: queue must be >= 1, max_stretch and max_wait > 0 (got {queue}, {max_stretch}, "
+                             f"{max_wait})")
         self.queue = queue
         self.max_stretch = max_stretch
+        self.max_wait = max_wait
 
     def act(self) -> int:
         s = self.scheduler
@@ -124,7 +127,8 @@ class QueueBatch(Bound):
             if job.res <= on:               # (on hosts already on: at once)
                 on -= job.res
                 return False
-            if woken or (len(s.queue) < self.queue and s.stretch(job) < self.max_stretch):
+            if woken or (len(s.queue) < self.queue and s.stretch(job) < self.max_stretch
+                         and s.now - job.subtime < self.max_wait):
                 return True
             woken = True
             return False
