@@ -8,9 +8,9 @@
   stretch (wait / walltime) below 0.5; otherwise it acts as T0.
 - ``QB``: queue batching (ours, not the authors').  A job starts at once on hosts already on; one
   that needs a node switched on waits until ``queue`` jobs are queued, its stretch reaches
-  ``max_stretch`` or its wait ``max_wait``, and then wakes its nodes, one such job a decision, so that a few nodes run
-  the queue back to back instead of each job paying a node's switch off and on.  Idle nodes
-  are switched off as T0 does.  It knows nothing a deployed policy does not.
+  ``max_stretch`` or its wait ``max_wait``, and then wakes its nodes, one such job a decision,
+  so that a few nodes run the queue back to back instead of each job paying a node's switch off
+  and on.  Idle nodes are switched off as T0 does.  It knows nothing a deployed policy does not.
 """
 from __future__ import annotations
 
