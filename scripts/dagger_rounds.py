@@ -61,7 +61,7 @@ from stable_baselines3.common.running_mean_std import RunningMeanStd  # noqa: E4
 
 import batsched_py.envs  # noqa: E402,F401  (registers the environments)
 from batsched_py.agents.common.imitation import clone, demonstrations, merge  # noqa: E402
-from batsched_py.agents.common.papers import paper  # noqa: E402
+from batsched_py.agents.common.papers import BaselineOptionsError, baseline_maker, paper  # noqa: E402
 from batsched_py.agents.common.checkpoints import save_whole  # noqa: E402
 from batsched_py.envs.core import workload_files  # noqa: E402
 from batsched_py.interrupts import exit_status, interruption, run_command, signals_interrupt  # noqa: E402
@@ -152,12 +152,9 @@ def main() -> int:
     if args.teacher not in settings.BASELINES or (args.budget and args.budget[2] not in settings.BASELINES):
         parser.error(f"--teacher and --budget name baselines of {args.agent}: {', '.join(settings.BASELINES)}")
 
-    def teacher():
-        return settings.BASELINES[args.teacher](**args.teacher_options)
-
     try:
-        teacher()
-    except TypeError as exc:
+        teacher = baseline_maker(settings, args.teacher, args.teacher_options)
+    except BaselineOptionsError as exc:
         parser.error(f"--teacher-options {json.dumps(args.teacher_options)}: {args.teacher} does not take them ({exc})")
     gamma = settings.HYPERPARAMETERS["gamma"]
     days = [str(d) for d in workload_files(args.workloads)]

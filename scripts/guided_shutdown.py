@@ -42,6 +42,7 @@ import batsched_py.envs  # noqa: E402,F401  (registers the environments)
 from batsched_py.agents.deepshutdown.config import ENV, HYPERPARAMETERS  # noqa: E402
 from batsched_py.agents.deepshutdown.privileged import RealRuntimes  # noqa: E402
 from batsched_py.envs.core import workload_files  # noqa: E402
+from batsched_py.agents.common.papers import BaselineOptionsError, baseline_maker, paper  # noqa: E402
 from batsched_py.interrupts import interruption, run_command, signals_deferred, signals_interrupt  # noqa: E402
 from dagger_rounds import json_arguments  # noqa: E402
 
@@ -152,8 +153,8 @@ def main(argv=None) -> int:
     if not args.bc_decisive >= 1:
         ap.error(f"--bc-decisive {args.bc_decisive}: a decisive state weighs at least as much as an other (>= 1)")
     try:
-        BASELINES[args.teacher](**args.teacher_options)
-    except TypeError as exc:
+        baseline_maker(paper("shutdown"), args.teacher, args.teacher_options)
+    except BaselineOptionsError as exc:
         ap.error(f"--teacher-options {json.dumps(args.teacher_options)}: {args.teacher} does not take them ({exc})")
     try:
         days = workload_files(args.workloads)

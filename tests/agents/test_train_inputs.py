@@ -84,6 +84,7 @@ def test_a_day_that_is_not_json_is_named(tmp_path, days, capsys):
     (["--imitate", "EASY"], ["--imitate 'EASY'", "T0"]),
     (["--imitate-options", '{"max_stretch": 0.25}'], ["--imitate-options", "--imitate"]),
     (["--imitate", "T0", "--imitate-options", '{"max_stretch": 0.25}'], ["--imitate-options", "T0", "does not take"]),
+    (["--imitate", "QB", "--imitate-options", '{"max_wait": 0}'], ["--imitate-options", "QB", "max_wait > 0"]),
     (["--ray-address", "auto"], ["--ray-address auto", "--vec-env ray"]),
     (["--env", '{"cores_per_node": 1000}'], ["--env", "cores_per_node", "1000", "168"]),
     (["--env", '{"tau": -1}'], ["--env", "tau"]),
@@ -94,7 +95,7 @@ def test_a_day_that_is_not_json_is_named(tmp_path, days, capsys):
 ], ids=["seed-negative", "seed-huge", "gamma-2", "gamma-0", "lambda", "epochs-negative", "epochs-float", "steps-0",
         "lr-text", "lr-negative", "clip-0", "entropy-negative", "batch-1", "batch-bool", "batch-over-rollout",
         "minibatches-over-rollout", "paper-minibatches", "batch-and-minibatches", "hyper-unknown", "hyper-list", "imitate-days-alone",
-        "imitate-rounds-alone", "imitate-other-env", "teacher-options-alone", "teacher-options-not-taken", "ray-address-dummy", "cores-per-node", "env-tau", "env-key",
+        "imitate-rounds-alone", "imitate-other-env", "teacher-options-alone", "teacher-options-not-taken", "teacher-option-value", "ray-address-dummy", "cores-per-node", "env-tau", "env-key",
         "masking-shutdown", "no-steps", "resume-and-overwrite"])
 def test_bad_training_options_are_refused_in_one_line_before_anything_starts(tmp_path, days, capsys, extra, words):
     argv = _train(tmp_path / "out", days)

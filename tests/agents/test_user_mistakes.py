@@ -136,6 +136,7 @@ def _evaluate(tmp_path, *extra):
 @pytest.mark.parametrize("extra,words", [
     (["--policies", 'T0:{"deterministic": false}'], ["T0", "deterministic"]),       # was ignored
     (["--policies", 'OR*:{"max_strech": 0.3}'], ["OR*", "max_strech"]),
+    (["--policies", 'QB:{"queue": 0}'], ["QB", "queue must be >= 1"]),                   # was a traceback
     (["--policies", 'os:getcwd:{"max_stretch": 0.3}'], ["os:getcwd", "max_stretch", "takes none"]),
     (["--policies", f'{ROOT / "models" / "deepshutdown-taurus.zip"}:{{"determinstic": false}}'],
      ["determinstic"]),
@@ -143,7 +144,7 @@ def _evaluate(tmp_path, *extra):
      ["deterministic", "true or false"]),
     (["--policies", "T0", "-j", "-1"], ["--jobs"]),                                    # was a hang
     (["--policies", "T0", "-o", "{tmp}/a-file"], ["--out", "a-file", "exists"]),        # was a traceback
-], ids=["baseline-options", "baseline-argument", "callable-options", "unknown-option", "option-type", "jobs", "out-is-a-file"])
+], ids=["baseline-options", "baseline-argument", "baseline-value", "callable-options", "unknown-option", "option-type", "jobs", "out-is-a-file"])
 def test_bad_evaluation_settings_are_named(tmp_path, capsys, extra, words):
     from batsched_py.cli.agents import evaluate_main
     (tmp_path / "a-file").touch()

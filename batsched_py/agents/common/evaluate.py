@@ -27,7 +27,7 @@ from ...campaigns.executor import Task, make_executor
 from ...errors import BatschedError
 from ...interrupts import interruption, signals_interrupt
 from .loading import load_policy
-from .papers import UnknownAgentError, paper
+from .papers import BaselineOptionsError, UnknownAgentError, baseline_maker, paper
 from .saved import load_agent
 
 # (reward: the episode's return, the environment's own objective)
@@ -139,8 +139,8 @@ def _policy(spec: PolicySpec, env_kind: str):
             raise EvaluateError(f"--policies: {spec.name!r} takes no options: only a baseline of {env_kind} "
                                 f"({', '.join(baselines)}) or a MODEL.zip does")
         try:
-            return baselines[spec.name](**spec.options)
-        except TypeError as exc:
+            return baseline_maker(paper(env_kind), spec.name, spec.options)()
+        except BaselineOptionsError as exc:
             raise EvaluateError(f"--policies: {spec.name} does not take {json.dumps(spec.options)} ({exc})") from None
     return load_policy(spec.name, env_kind, baselines)
 

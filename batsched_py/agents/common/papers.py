@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from importlib.metadata import entry_points
 from types import ModuleType
+from typing import Any, Callable
 
 from ...errors import BatschedError
 
@@ -15,6 +16,21 @@ PAPER_GROUP = "batsched_py.agents"
 
 class UnknownAgentError(BatschedError, ValueError):
     """No paper lists this agent name."""
+
+
+class BaselineOptionsError(BatschedError, ValueError):
+    """A paper's baseline refused its arguments (one it does not take, or a value it rejects)."""
+
+
+def baseline_maker(settings: ModuleType, name: str, options: dict[str, Any]) -> Callable[[], Any]:
+    """Fresh instances of the baseline ``name`` of a paper's ``settings`` with ``options`` (one a
+    day: a baseline may keep state), checked by making one now."""
+    make = settings.BASELINES[name]
+    try:
+        make(**options)
+    except (TypeError, ValueError) as exc:
+        raise BaselineOptionsError(str(exc)) from None
+    return lambda: make(**options)
 
 
 def paper(agent: str) -> ModuleType:

@@ -28,7 +28,7 @@ from ...textfiles import write_whole
 from .checkpoints import WholeCheckpoints, fit_fault, latest_checkpoint, save_whole, stats_of
 from .hyper import HyperError, ppo_settings
 from .imitation import ImitationError, clone, demonstrations, merge
-from .papers import UnknownAgentError, paper
+from .papers import BaselineOptionsError, UnknownAgentError, baseline_maker, paper
 
 
 class TrainError(BatschedError, ValueError):
@@ -469,16 +469,15 @@ def _check_teacher(config: TrainConfig) -> None:
         raise TrainError(f"--imitate {config.imitate!r}: a baseline of the {config.agent} environment "
                          f"({', '.join(baselines)})")
     try:
-        baselines[config.imitate](**config.imitate_options)
-    except TypeError as exc:
+        baseline_maker(_paper(config.agent), config.imitate, config.imitate_options)
+    except BaselineOptionsError as exc:
         raise TrainError(f"--imitate-options {json.dumps(config.imitate_options)}: {config.imitate} does not "
                          f"take them ({exc})") from None
 
 
 def _teacher(config: TrainConfig) -> Callable[[], Any]:
     """A fresh teacher per day: the baseline with its arguments."""
-    baseline = _paper(config.agent).BASELINES[str(config.imitate)]
-    return lambda: baseline(**config.imitate_options)
+    return baseline_maker(_paper(config.agent), str(config.imitate), config.imitate_options)
 
 
 def _imitate(config: TrainConfig, env_id: str, model: Any, venv: Any, gamma: float) -> dict[str, Any]:
