@@ -469,7 +469,7 @@ def _check_teacher(config: TrainConfig) -> None:
         raise TrainError(f"--imitate {config.imitate!r}: a baseline of the {config.agent} environment "
                          f"({', '.join(baselines)})")
     try:
-        baseline_maker(_paper(config.agent), config.imitate, config.imitate_options)
+        baseline_maker(_paper(config.agent), str(config.imitate), config.imitate_options)
     except BaselineOptionsError as exc:
         raise TrainError(f"--imitate-options {json.dumps(config.imitate_options)}: {config.imitate} does not "
                          f"take them ({exc})") from None
