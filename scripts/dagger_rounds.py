@@ -61,8 +61,9 @@ from stable_baselines3.common.running_mean_std import RunningMeanStd  # noqa: E4
 
 import batsched_py.envs  # noqa: E402,F401  (registers the environments)
 from batsched_py.agents.common.imitation import clone, demonstrations, merge  # noqa: E402
+from batsched_py.agents.common.loading import trained_with  # noqa: E402
 from batsched_py.agents.common.papers import BaselineOptionsError, baseline_maker, paper  # noqa: E402
-from batsched_py.agents.common.checkpoints import save_whole  # noqa: E402
+from batsched_py.agents.common.checkpoints import save_agent, save_whole  # noqa: E402
 from batsched_py.envs.core import workload_files  # noqa: E402
 from batsched_py.interrupts import exit_status, interruption, run_command, signals_interrupt  # noqa: E402
 from choose_checkpoint import parse_budget  # noqa: E402
@@ -130,8 +131,8 @@ def main() -> int:
     parser.add_argument("--teacher-options", type=json_arguments, default={}, metavar="JSON",
                         help='the teacher\'s arguments, e.g. \'{"max_stretch": 0.25}\' for OR*')
     parser.add_argument("--env", type=json_arguments, default={}, metavar="JSON",
-                        help='the environment\'s arguments, those the clone was trained with, e.g. '
-                             '\'{"release_features": true}\'')
+                        help='the environment\'s arguments (default: those that shape the observation are the '
+                             'clone\'s, from the model.json beside it), e.g. \'{"release_features": true}\'')
     parser.add_argument("--budget", type=parse_budget, metavar="FIGURE:FACTOR:BASELINE",
                         help="the round chosen has the lowest validation --figure among those whose mean FIGURE "
                         "is at most FACTOR x BASELINE's on the same days (e.g. waiting_time:1.5:T5)")
@@ -171,6 +172,10 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     masking = not args.no_masks
     model = (MaskablePPO if masking else PPO).load(str(args.model), device="cpu")
+    try:
+        args.env = {**trained_with(str(args.model), settings.OBSERVATION_OPTIONS), **args.env}
+    except ValueError as exc:
+        parser.error(str(exc))
 
     def make_env():
         return gym.make(settings.ENV, platform=str(args.platform), workloads=pool + days, **args.env)
@@ -273,7 +278,8 @@ def main() -> int:
                         seed=args.seed + r, report=lambda line: print(line, file=sys.stderr, flush=True))
             rounds[-1].update({"labelled_steps": len(demos), "accuracy": fit["accuracy"],
                                "hard_days": [Path(d).name for d in hard]})
-            save_whole(args.out / f"clone_round{r + 1}.zip", lambda part: model.save(str(part)))
+            save_agent(args.out / f"clone_round{r + 1}.zip", lambda part: model.save(str(part)), args.env,
+                       made_by=f"scripts/dagger_rounds.py round {r + 1} from {args.model} (rounds.json)")
 
     def choose_round() -> int:
         """Copy the round chosen among those validated to chosen.zip (none: status 1)."""
@@ -285,7 +291,8 @@ def main() -> int:
                   + f"; no chosen.zip, the rounds are in {args.out}", file=sys.stderr, flush=True)
             return 1
         source = args.model if best == 0 else args.out / f"clone_round{best}.zip"
-        save_whole(args.out / "chosen.zip", lambda part: shutil.copyfile(source, part))
+        save_agent(args.out / "chosen.zip", lambda part: shutil.copyfile(source, part), args.env,
+                   made_by=f"scripts/dagger_rounds.py: {source.name}, the round chosen (rounds.json)")
         state["chosen"] = best
         save()
         print(f"chosen: round {best} ({source}) -> {args.out / 'chosen.zip'}", file=sys.stderr, flush=True)

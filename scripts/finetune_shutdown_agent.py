@@ -50,12 +50,16 @@ def main(argv=None) -> int:
     from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
 
     import batsched_py.envs  # noqa: F401
+    from batsched_py.agents.common.loading import trained_with
+    from batsched_py.agents.deepshutdown.config import OBSERVATION_OPTIONS
 
     torch.set_num_threads(1)
+    trained = trained_with(str(args.model), OBSERVATION_OPTIONS)     # (the observation it was trained on)
 
     def actor(i: int):
         def make():
-            env = Monitor(gym.make("batsched_py/Shutdown-v0", platform=str(args.platform), workloads=days))
+            env = Monitor(gym.make("batsched_py/Shutdown-v0", platform=str(args.platform), workloads=days,
+                                   **trained))
             env.reset(seed=args.seed + i)
             return env
         return make

@@ -39,7 +39,9 @@ from batsched_py.agents.common.guided import Guidance, deployable, guided_model 
 from batsched_py.agents.common.training import ProgressLines, actor_failure, close_actors, env_factory  # noqa: E402
 from batsched_py.agents.deepshutdown.baselines import BASELINES  # noqa: E402
 import batsched_py.envs  # noqa: E402,F401  (registers the environments)
-from batsched_py.agents.deepshutdown.config import ENV, HYPERPARAMETERS  # noqa: E402
+from batsched_py.agents.deepshutdown.config import ENV, HYPERPARAMETERS, OBSERVATION_OPTIONS  # noqa: E402
+from batsched_py.agents.common.checkpoints import save_agent  # noqa: E402
+from batsched_py.agents.common.loading import trained_with  # noqa: E402
 from batsched_py.agents.deepshutdown.privileged import RealRuntimes  # noqa: E402
 from batsched_py.envs.core import workload_files  # noqa: E402
 from batsched_py.agents.common.papers import BaselineOptionsError, baseline_maker, paper  # noqa: E402
@@ -84,9 +86,9 @@ class Checkpoints(BaseCallback):
 
     def save(self, name: str) -> None:
         plain = deployable(self.model, PPO.load(str(self.base), device="cpu"))
-        part = self.out / f"{name}.zip.part"     # (whole or absent, even if interrupted)
-        plain.save(str(part))
-        part.replace(self.out / f"{name}.zip")
+        # (whole or absent, even if interrupted; its record beside it)
+        save_agent(self.out / f"{name}.zip", lambda part: plain.save(str(part)), self.record["env_kwargs"],
+                   made_by=f"scripts/guided_shutdown.py from {self.base}, {self.num_timesteps} steps (guided.json)")
         values = self.model.logger.name_to_value
         rewards = [e["r"] for e in self.model.ep_info_buffer]
         self.record["checkpoints"].append({
@@ -123,8 +125,8 @@ def main(argv=None) -> int:
     ap.add_argument("--actors", type=int, default=2)
     ap.add_argument("--subprocess", action="store_true", help="actors in subprocesses (one core each)")
     ap.add_argument("--env", type=json_arguments, default={}, metavar="JSON",
-                    help='the environment\'s arguments, those the model was trained with, e.g. '
-                         '\'{"release_features": true}\'')
+                    help='the environment\'s arguments (default: those that shape the observation are the '
+                         'model\'s, from the model.json beside it), e.g. \'{"release_features": true}\'')
     ap.add_argument("--teacher", default="OR*", choices=sorted(BASELINES), help="the baseline whose actions the "
                     "BC term pulls toward (default OR*)")
     ap.add_argument("--teacher-options", type=json_arguments, default={}, metavar="JSON",
@@ -170,6 +172,7 @@ def main(argv=None) -> int:
     if not days:
         ap.error("no training day is left")
     try:
+        args.env = {**trained_with(str(args.model), OBSERVATION_OPTIONS), **args.env}
         start = PPO.load(str(args.model), device="cpu")
         width = gym.make(ENV, platform=str(args.platform), workloads=[str(days[0])], **args.env).observation_space.shape
     except (ValueError, TypeError, OSError) as exc:

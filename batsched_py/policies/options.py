@@ -74,6 +74,8 @@ OPTION_HELP = {
     "max_queue": "queue length that normalises observations (scheduling: queued jobs an action can name)",
     "max_user_jobs": "a user's jobs in the system that normalise observations",
     "release_features": "observe each node's release and each queued job's stretch by walltime (shutdown)",
+    "advice": "a baseline whose action the observation shows, one-hot (shutdown; null: none)",
+    "advice_options": "the advice baseline's arguments, e.g. {\"max_wait\": 20} (shutdown)",
     "max_running": "running jobs described in an observation",
     "confidence_jobs": "a user's last finished jobs that give its runtime/walltime confidence",
     "J": "head jobs placed per decision: 1 or 2",

@@ -137,6 +137,33 @@ def test_mismatched_observations_are_named(tiny_model, tmp_path):
                        export=str(tmp_path / "o"), energy=True)
 
 
+def test_a_model_brings_the_observation_options_it_was_trained_with(tiny_model, tmp_path, capsys):
+    """The scheduler takes the environment's options from the record beside the model (model.json's
+    env_kwargs) where not given: a model trained with history 10 deploys without repeating it, in a
+    scheduler and in evaluate; given options win; options the scheduler does not take (the reward's weights) are left out; a broken
+    record is named."""
+    model = tmp_path / "m.zip"
+    shutil.copy(tiny_model, model)
+    with pytest.raises(PolicyOptionError, match=r"trained on observations \(20, 89\), the scheduler gives \(10, 89\)"):
+        run_simulation(PLATFORM, [DAY], "deepshutdown", {"model": str(model), "history": 10},
+                       export=str(tmp_path / "o"), energy=True)      # (no record: the options given are used)
+    model.with_suffix(".json").write_text(json.dumps({"env_kwargs": {"history": 10, "energy_weight": 2.0}}))
+    scheduler = create("deepshutdown", {"model": str(model)})
+    assert scheduler.history == 10 and "energy_weight" not in scheduler.options
+    assert create("deepshutdown", {"model": str(model), "history": 20}).history == 20
+    from batsched_py.cli import main
+    args = ["evaluate", "--env", "shutdown", "--policies", f"agent={model}", "-p", str(PLATFORM), "-w", str(DAY),
+            "-j", "1", "--no-figures"]
+    assert main([*args, "-o", str(tmp_path / "e1")]) == 2       # (evaluate too reads the record)
+    err = capsys.readouterr().err       # (said once, before any day is played)
+    assert "the scheduler gives (10, 89)" in err and err.count("trained on observations") == 1
+    assert not (tmp_path / "e1" / "days.csv").exists()
+    assert main([*args, "-o", str(tmp_path / "e2"), "--env-args", '{"history": 20}']) == 0
+    model.with_suffix(".json").write_text("{not json")
+    with pytest.raises(PolicyOptionError, match=r"m.zip: its record .*m.json is not readable JSON"):
+        create("deepshutdown", {"model": str(model)})
+
+
 def test_agents_and_baselines_side_by_side_in_compare(tiny_model, tmp_path):
     from batsched_py.cli import main
     out = tmp_path / "cmp"

@@ -110,7 +110,7 @@ def test_environment_arguments_the_model_was_not_trained_with_are_named(tmp_path
                            "--model", str(ROOT / "models" / "deepshutdown-taurus.zip"), "-p", str(PLATFORM),
                            "-w", str(TRAIN), "-o", str(tmp_path / "out"), "--env", '{"release_features": false}'],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 2 and "trained on observations (20, 89)" in done.stderr and "(20, 65)" in done.stderr
+    assert done.returncode == 2 and "trained on observations (20, 104)" in done.stderr and "(20, 80)" in done.stderr
     assert "Traceback" not in done.stderr
 
 
@@ -141,6 +141,7 @@ def test_a_signal_stops_the_rounds_and_the_choice_is_among_those_validated(tmp_p
     assert record["chosen"] == script_module().choose(record["rounds"], budget=False) is not None
     assert f"chosen: round {record['chosen']}" in err and "Traceback" not in err
     load_agent(str(out / "chosen.zip"), "shutdown")
-    for saved in out.glob("clone_round*.zip"):       # (each whole: a cut fit saves nothing)
+    for saved in out.glob("clone_round*.zip"):       # (each whole: a cut fit saves nothing; its record beside it)
         load_agent(str(saved), "shutdown")
+        assert "env_kwargs" in json.loads(saved.with_suffix(".json").read_text())
     assert not list(out.glob("*.part"))

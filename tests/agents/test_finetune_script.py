@@ -28,4 +28,6 @@ def test_it_continues_the_shipped_agent_and_saves_one_that_loads(tmp_path):
             "-w", str(ROOT / "workloads/deepshutdown/train/*.json"))
     assert r.returncode == 0, r.stderr[-2000:]
     agent = load_agent(str(out), "shutdown")
-    assert agent(np.zeros((20, 89), np.float32)) in range(15)
+    # (the shipped model's observation, QB's advice included, from its record: the script adopts it)
+    assert agent.model.observation_space.shape == (20, 104)
+    assert agent(np.zeros((20, 104), np.float32)) in range(15)

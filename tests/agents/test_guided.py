@@ -18,9 +18,10 @@ from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
 
 import batsched_py.envs  # noqa: F401
 from batsched_py.agents.common.guided import GuidanceError, Guidance, deployable, guided_model
+from batsched_py.agents.common.loading import trained_with
 from batsched_py.agents.common.saved import load_agent
 from batsched_py.agents.deepshutdown.baselines import OffReservationOracle, Timeout
-from batsched_py.agents.deepshutdown.config import policy_kwargs
+from batsched_py.agents.deepshutdown.config import OBSERVATION_OPTIONS, policy_kwargs
 from batsched_py.agents.deepshutdown.privileged import RealRuntimes
 
 from helpers.rl import PLATFORM, ROOT, TRAIN, tiny_day
@@ -28,14 +29,16 @@ from helpers.rl import PLATFORM, ROOT, TRAIN, tiny_day
 SCRIPT = ROOT / "scripts" / "guided_shutdown.py"
 CHOOSER = ROOT / "scripts" / "choose_checkpoint.py"
 DAYS = sorted(TRAIN.glob("*.json"))
+BASE = ROOT / "models" / "deepshutdown-taurus.zip"
+BASE_ENV = trained_with(str(BASE), OBSERVATION_OPTIONS)    # (what the shipped model sees, from its record)
 
 
 def could_start(scheduler):
     return bool(scheduler.startable())
 
 
-def guided_env(days, teacher=lambda: OffReservationOracle(max_stretch=0.25), decisive=could_start):
-    env = gym.make("batsched_py/Shutdown-v0", platform=str(PLATFORM), workloads=[str(d) for d in days])
+def guided_env(days, teacher=lambda: OffReservationOracle(max_stretch=0.25), decisive=could_start, **env_kwargs):
+    env = gym.make("batsched_py/Shutdown-v0", platform=str(PLATFORM), workloads=[str(d) for d in days], **env_kwargs)
     return Guidance(env, teacher, RealRuntimes.of(env), decisive)
 
 
@@ -82,14 +85,14 @@ def test_the_critic_reads_each_nodes_real_release_time_and_the_queued_jobs_real_
     env.close()
 
 
-def vec(days, actors=1, decisive=could_start):
-    return VecNormalize(DummyVecEnv([lambda: guided_env(days, decisive=decisive) for _ in range(actors)]),
+def vec(days, actors=1, decisive=could_start, **env_kwargs):
+    return VecNormalize(DummyVecEnv([lambda: guided_env(days, decisive=decisive, **env_kwargs) for _ in range(actors)]),
                         norm_obs=False, norm_reward=True)
 
 
 def test_a_guided_model_starts_as_its_base_and_deploys_its_trained_actor(tmp_path):
-    base_path = ROOT / "models" / "deepshutdown-taurus.zip"
-    venv = vec(DAYS[:1])
+    base_path = BASE
+    venv = vec(DAYS[:1], **BASE_ENV)
     model = guided_model(PPO.load(str(base_path), device="cpu"), venv, bc_weight=1.0, n_steps=64, batch_size=64,
                          learning_rate=1e-3)
     base = PPO.load(str(base_path), device="cpu")
@@ -136,12 +139,12 @@ def test_a_base_that_does_not_fit_is_named():
 
 
 def test_decisive_states_weigh_more_in_the_teacher_term():
-    base_path = ROOT / "models" / "deepshutdown-taurus.zip"
+    base_path = BASE
     day = DAYS[2:3]         # (its first job that could start comes at minute 71, inside the rollout)
-    probe = {k: torch.as_tensor(v[None]) for k, v in guided_env(day).reset(seed=3)[0].items()}
+    probe = {k: torch.as_tensor(v[None]) for k, v in guided_env(day, **BASE_ENV).reset(seed=3)[0].items()}
 
     def trained(decisive, weight):
-        venv = vec(day, decisive=decisive)
+        venv = vec(day, decisive=decisive, **BASE_ENV)
         venv.seed(0)
         model = guided_model(PPO.load(str(base_path), device="cpu"), venv, bc_weight=1.0, bc_decisive=weight,
                              n_steps=256, batch_size=64, n_epochs=1, learning_rate=1e-3, seed=0)
@@ -208,12 +211,12 @@ def run(*args, **kwargs):
 
 
 def test_bad_arguments_are_one_line(tmp_path):
-    model = ROOT / "models" / "deepshutdown-taurus.zip"
+    model = BASE
     for args, expected in [((tmp_path / "none.zip",), "none.zip: no such file"),
                            ((model, "--teacher-options", '{"stretch": 1}'), "OR* does not take them"),
                            ((model, "--exclude-days", tmp_path / "none.json"), "--exclude-days"),
                            ((model, "--steps", 0), "must be positive"),
-                           ((model, "--env", '{"release_features": false}'), "trained on observations (20, 89)"),
+                           ((model, "--env", '{"release_features": false}'), "trained on observations (20, 104)"),
                            ((model, "--env", '{"bogus": 1}'), "bogus")]:
         r = run(*args, "-o", tmp_path / "out", "-w", TRAIN)
         assert r.returncode == 2 and expected in r.stderr and "Traceback" not in r.stderr, r.stderr[-1500:]
@@ -223,7 +226,7 @@ def test_the_script_keeps_whole_checkpoints_and_leaves_out_the_validation_days(t
     rounds = tmp_path / "rounds.json"
     rounds.write_text(json.dumps({"validation": [DAYS[0].name, DAYS[1].name]}))
     out = tmp_path / "run"
-    args = [ROOT / "models" / "deepshutdown-taurus.zip", "-o", out, "-w", TRAIN, "--exclude-days", rounds,
+    args = [BASE, "-o", out, "-w", TRAIN, "--exclude-days", rounds,
             "--steps", 256, "--n-steps", 64, "--actors", 2, "--subprocess", "--checkpoint-every", 128,
             "--teacher", "OR*", "--teacher-options", '{"max_stretch": 0.25, "real_runtimes": false}', "--bc-decisive", 5]
     r = run(*args)
@@ -236,12 +239,16 @@ def test_the_script_keeps_whole_checkpoints_and_leaves_out_the_validation_days(t
     assert [c["name"] for c in record["checkpoints"]] == ["step_128.zip", "final.zip"]
     assert all(0 <= c["teacher_agreement"] <= 1 for c in record["checkpoints"])
     for c in record["checkpoints"]:
-        assert load_agent(str(out / c["name"]), "shutdown")(np.zeros((20, 89), np.float32)) in range(15)
+        saved = load_agent(str(out / c["name"]), "shutdown")
+        assert saved(np.zeros(saved.model.observation_space.shape, np.float32)) in range(15)
+        # (its record beside it: the observation it learned on, the shipped model's, from its own record)
+        assert json.loads((out / c["name"]).with_suffix(".json").read_text())["env_kwargs"] == record["env_kwargs"]
+    assert record["env_kwargs"] == BASE_ENV and BASE_ENV["advice"] == "QB"
 
 
 def test_an_interrupted_run_says_where_it_stopped_and_keeps_its_checkpoints(tmp_path):
     out = tmp_path / "run"
-    proc = subprocess.Popen([sys.executable, str(SCRIPT), str(ROOT / "models" / "deepshutdown-taurus.zip"),
+    proc = subprocess.Popen([sys.executable, str(SCRIPT), str(BASE),
                              "-o", str(out), "-w", str(TRAIN), "--steps", "1000000", "--n-steps", "64", "--actors",
                              "2", "--subprocess", "--checkpoint-every", "128"],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -50,7 +50,8 @@ def test_a_cloned_shutdown_agent_acts_like_its_teacher(tiny_model):
     assert record["teacher"] == "T0" and record["rounds"] == 2 and record["episodes"] == 3
     assert record["steps"] == 3 * 1440 and len(record["clone_mean_episode_reward"]) == 1
     assert record["epochs"] == 20
-    path = tiny_model.parent / "imitation.zip"          # (the clone before PPO)
+    path = tiny_model.parent / "imitation.zip"          # (the clone before PPO, its record beside it)
+    assert json.loads(path.with_suffix(".json").read_text())["env_kwargs"] == {}
     teacher_reward, teacher_actions = play("shutdown", SHUTDOWN_BASELINES["T0"](), DAYS[0])
     agent_reward, agent_actions = play("shutdown", load_agent(str(path), "shutdown"), DAYS[0])
     rng = np.random.default_rng(0)

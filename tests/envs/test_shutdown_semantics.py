@@ -353,3 +353,30 @@ def test_the_whole_platform_job_of_lyon_3_test_151_is_not_stuck_behind_the_reser
     play(env, lambda env, obs: env.scheduler.nb_nodes, check)
     whole = [j for j in env.scheduler.jobs.by_id.values() if j.res == 168]
     assert whole and all(j.start_time is not None for j in whole)
+
+
+def test_advice_shows_what_the_baseline_would_do_now():
+    """With advice QB (its arguments given), each observation's present row ends its node features
+    with a one-hot of QB's action in that very state: along a day QB plays, the one-hot is QB's
+    action at every step; the row is G + 1 wider; a bad baseline name or argument is refused."""
+    qb = {"max_stretch": 10, "max_wait": 20}
+    env = make(DAYS[0], advice="QB", advice_options=qb)
+    assert env.observation_space.shape == (20, feature_count(14, 10, True, True)) == (20, 89 + 15)
+    start = 5 + 5 + 14 + 14     # (after the counts and scalars, idle ages and release features)
+    teacher = SHUTDOWN["QB"](**qb)
+    seen = []
+
+    def act(env, obs):
+        if teacher.scheduler is not env.scheduler:
+            teacher.bind(env.scheduler)
+        a = teacher.act()
+        seen.append((int(np.argmax(obs[-1, start:start + 15])), float(obs[-1, start:start + 15].sum()), a))
+        return a
+    play(env, act)
+    assert len(seen) == 1440
+    assert all(total == 1.0 and shown == a for shown, total, a in seen)
+    assert len({a for _, _, a in seen}) > 3          # (the day moves QB's action about)
+    with pytest.raises(ValueError, match="option advice: 'QC' is not a baseline"):
+        make(DAYS[0], advice="QC")
+    with pytest.raises(ValueError, match="option advice_options: QB refuses"):
+        make(DAYS[0], advice="QB", advice_options={"queue": 0})

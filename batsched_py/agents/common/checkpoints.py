@@ -4,6 +4,7 @@ renamed whole, SIGINT and SIGTERM waiting meanwhile; ``--resume`` takes the newe
 is whole and fits the training, and names those it passes over and why."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import zipfile
@@ -26,6 +27,18 @@ def save_whole(path: Path, write: Callable[[Path], None]) -> None:
             os.replace(part, path)
         finally:
             part.unlink(missing_ok=True)
+
+
+def save_agent(path: Path, write: Callable[[Path], None], env_kwargs: dict[str, Any], **about: Any) -> None:
+    """A saved agent (``write``, as :func:`save_whole`) and beside it its record, PATH.json: the
+    environment arguments it was trained with (what loaders read to show it the observation it
+    learned on: ``loading.trained_with``) and ``about`` it."""
+    save_whole(path, write)
+    record = json.dumps({"env_kwargs": env_kwargs, **about}, indent=1) + "\n"
+
+    def write_record(part: Path) -> None:
+        part.write_text(record)
+    save_whole(path.with_suffix(".json"), write_record)
 
 
 def stats_of(checkpoint: Path) -> Path:

@@ -26,7 +26,7 @@ from ... import envs  # noqa: F401  (registers the environments)
 from ...campaigns.executor import Task, make_executor
 from ...errors import BatschedError
 from ...interrupts import interruption, signals_interrupt
-from .loading import load_policy
+from .loading import load_policy, trained_with
 from .papers import BaselineOptionsError, UnknownAgentError, baseline_maker, paper
 from .saved import load_agent
 
@@ -151,6 +151,7 @@ def run_days(env_kind: str, platform: str, env_kwargs: dict, spec: PolicySpec, d
     import torch    # (optional: the rl extra)
     torch.set_num_threads(1)
     policy = _policy(spec, env_kind)
+    env_kwargs = _agent_env(env_kind, spec, env_kwargs)
     env: Any = gym.make(paper(env_kind).ENV, platform=platform, workloads=list(days), **env_kwargs).unwrapped
     rows = []
     for day in days:
@@ -207,9 +208,9 @@ def evaluate(env_kind: str, platform: Path, days: Sequence[Path], specs: Sequenc
     if jobs is not None and jobs < 0:
         raise EvaluateError(f"jobs {jobs}: not a number of processes")
     _check_env(env_kind, platform, days, env_kwargs or {})
-    for spec in specs:          # fail before any run: every policy loads
+    for spec in specs:          # fail before any run: every policy loads, every agent fits its environment
         if spec.name.endswith(".zip"):
-            load_agent(spec.name, env_kind)
+            _check_agent(env_kind, platform, days, env_kwargs or {}, spec)
         else:
             _policy(spec, env_kind)
     try:
@@ -265,6 +266,29 @@ def evaluate(env_kind: str, platform: Path, days: Sequence[Path], specs: Sequenc
         writer.writerows(summary)
     marker.unlink()
     return summary
+
+
+def _agent_env(env_kind: str, spec: PolicySpec, env_kwargs: dict) -> dict:
+    """The environment arguments ``spec`` plays with: a saved agent's also hold the observation options
+    it was trained with (its record), unless ``env_kwargs`` (--env-args) say otherwise."""
+    if not spec.name.endswith(".zip"):
+        return env_kwargs
+    return {**trained_with(spec.name, paper(env_kind).OBSERVATION_OPTIONS), **env_kwargs}
+
+
+def _check_agent(env_kind: str, platform: Path, days: Sequence[Path], env_kwargs: dict, spec: PolicySpec) -> None:
+    """The saved agent ``spec`` loads and its observations are those of its environment (on the
+    first day): one message here, not one per task."""
+    agent = load_agent(spec.name, env_kind)
+    if not days:
+        return
+    env: Any = gym.make(paper(env_kind).ENV, platform=str(platform), workloads=[str(days[0])],
+                        **_agent_env(env_kind, spec, env_kwargs)).unwrapped
+    try:
+        env.reset(seed=0)
+        agent.bind(env.scheduler)
+    finally:
+        env.close()
 
 
 def _check_env(env_kind: str, platform: Path, days: Sequence[Path], env_kwargs: dict) -> None:

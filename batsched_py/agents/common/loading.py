@@ -10,8 +10,10 @@ rule-based policies do).
 """
 from __future__ import annotations
 
+import json
 from importlib import import_module
-from typing import Any, Callable, Mapping
+from pathlib import Path
+from typing import Any, Callable, Collection, Mapping
 
 from ...policies.options import PolicyOptionError
 from ...scheduler.failure import describe
@@ -60,13 +62,31 @@ def load_policy(spec: Any, env: str, baselines: Mapping[str, Callable[[], Policy
     return obj
 
 
-def trained_agent(scheduler_name: str, env: str, options: dict) -> tuple[Policy, dict]:
+def trained_agent(scheduler_name: str, env: str, options: dict, observation: Collection[str]) -> tuple[Policy, dict]:
     """The saved agent that options ``model`` and ``deterministic`` name (taken out of ``options``;
-    the others are returned for the scheduler)."""
+    the others are returned for the scheduler, with the ``observation`` options the agent was trained
+    with where not given: see :func:`trained_with`)."""
     options = dict(options)
     model, deterministic = options.pop("model", None), options.pop("deterministic", True)
     if not isinstance(model, str):
         raise PolicyOptionError(f"{scheduler_name} needs option model: the path of a trained agent (.zip)")
     if not isinstance(deterministic, bool):
         raise PolicyOptionError(f"{scheduler_name}: option deterministic must be true or false, not {deterministic!r}")
-    return load_agent(model, env, deterministic=deterministic), options
+    policy = load_agent(model, env, deterministic=deterministic)
+    return policy, {**trained_with(model, observation), **options}
+
+
+def trained_with(model: str, observation: Collection[str]) -> dict[str, Any]:
+    """The environment arguments among ``observation`` (those that shape what an agent sees) that
+    ``model`` (a .zip) was trained with, from the record ``train`` writes beside it (``model.json``'s
+    ``env_kwargs``); {} without a record.  So a model deploys and evaluates without repeating them."""
+    record = Path(model).with_suffix(".json")
+    if not record.is_file():
+        return {}
+    try:
+        kwargs = json.loads(record.read_text()).get("env_kwargs", {})
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError) as exc:
+        raise PolicyOptionError(f"model {model}: its record {record} is not readable JSON ({exc})") from None
+    if not isinstance(kwargs, dict):
+        raise PolicyOptionError(f"model {model}: env_kwargs in its record {record} is not an object")
+    return {k: v for k, v in kwargs.items() if k in observation}

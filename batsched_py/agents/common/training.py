@@ -25,7 +25,7 @@ from ...campaigns.ray_vec_env import RayVecEnv
 from ...errors import BatschedError
 from ...interrupts import interruption, signals_deferred
 from ...textfiles import write_whole
-from .checkpoints import WholeCheckpoints, fit_fault, latest_checkpoint, save_whole, stats_of
+from .checkpoints import WholeCheckpoints, fit_fault, latest_checkpoint, save_agent, save_whole, stats_of
 from .hyper import HyperError, ppo_settings
 from .imitation import ImitationError, clone, demonstrations, merge
 from .papers import BaselineOptionsError, UnknownAgentError, baseline_maker, paper
@@ -43,7 +43,7 @@ class ActorError(TrainError):
 MAX_LOCAL_ACTORS = 256
 
 # what a previous training left in an output folder
-TRAINING_FILES = ("checkpoints", "model.zip", "model.json", "imitation.zip", "_INCOMPLETE", "tensorboard")
+TRAINING_FILES = ("checkpoints", "model.zip", "model.json", "imitation.zip", "imitation.json", "_INCOMPLETE", "tensorboard")
 
 
 @dataclass
@@ -224,7 +224,8 @@ def train(config: TrainConfig, argv: Optional[Sequence[str]] = None) -> Path:
                     raise TrainError(f"--hyper {json.dumps(config.hyperparameters)}: {exc}") from None
                 if config.imitate:
                     imitation = _imitate(config, env_id, model, venv, hyper["gamma"])
-                    save_whole(config.out / "imitation.zip", model.save)   # (the clone alone, to compare with PPO's)
+                    save_agent(config.out / "imitation.zip", model.save, config.env_kwargs,   # (the clone alone)
+                               made_by="train --imitate: the clone before PPO (model.json says how)")
             _learn(config, model, checkpoints, resumed_from is not None)
             path = config.out / "model.zip"
             save_whole(path, model.save)

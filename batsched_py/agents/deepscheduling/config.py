@@ -16,7 +16,10 @@ import torch
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
 from .baselines import BASELINES  # noqa: F401  (the paper's: train --imitate, evaluate --policies)
+from .mdp import SchedulingScheduler
 from .pointer import PointerPolicy
+
+OBSERVATION_OPTIONS = SchedulingScheduler.OBSERVATION_OPTIONS
 
 ENV = "batsched_py/Scheduling-v0"
 ACTORS = 16

@@ -35,7 +35,8 @@ class ShutdownEnv(BatsimEnv):
                  backend: str = "emulator", dt: float = 1.0, day: float = 1440.0,
                  cores_per_node: Optional[int] = None, history: int = 20, queue_features: int = 10,
                  tau: float = 0.5, energy_weight: float = 1.0, qos_weight: float = 1.0,
-                 start_asleep: bool = True, release_features: bool = True, output_prefix: Optional[str] = None):
+                 start_asleep: bool = True, release_features: bool = True, advice: Optional[str] = None,
+                 advice_options: Optional[dict[str, Any]] = None, output_prefix: Optional[str] = None):
         super().__init__(platform, workloads, backend, output_prefix)
         if cores_per_node is None:
             cores_per_node = int(self.zone_properties.get("cores_per_node", 12))
@@ -53,7 +54,8 @@ class ShutdownEnv(BatsimEnv):
         self.warmup = switch_off_time(self.platform) if start_asleep else 0.0
         self.options = {"dt": dt, "day": day, "day_start": self.warmup, "start_asleep": start_asleep,
                         "cores_per_node": cores_per_node, "history": history, "queue_features": queue_features,
-                        "tau": tau, "release_features": release_features}
+                        "tau": tau, "release_features": release_features, "advice": advice,
+                        "advice_options": {} if advice_options is None else advice_options}
         # (making the scheduler checks the options now, with its own messages; its MDP gives the spaces
         # and the day's decisions)
         self.take_mdp(self.make_scheduler().mdp(self.nb_hosts))

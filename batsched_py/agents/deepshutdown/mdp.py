@@ -43,6 +43,10 @@ gives the observation of the agents trained before it), what the oracle's rule r
 only: each node's time until the jobs holding its hosts release them by walltime, as
 log(1 + t) / log(1 + ``day``) (0: no job holds it), and for each job of the plan order its stretch
 were it to wait for the next releases by walltime, / ``tau`` (capped; 1: no release would start it).
+With ``advice`` (a baseline's name, ``advice_options`` its arguments), what that baseline would do
+now, one-hot over the G + 1 actions: the agent starts from a rule it can copy exactly (a clone
+without it drifts: 15% more waste than its teacher QB) and learns where to depart from it (residual
+learning).  The baselines read only what a deployed scheduler knows, OR* excepted (real runtimes).
 """
 from __future__ import annotations
 
@@ -59,26 +63,45 @@ from ...policies.agent.base import MDP, AgentMixin, action_int
 from ...policies.agent.clock import DRIFT, EPS, LAG
 from ...policies.agent.easy_plan import easy_plan, plan_order
 from ...policies.agent.nodes import NodeState, node_masks, node_states, switch_idle_nodes_off
+from .baselines import BASELINES
 from .releases import held, host_waits, node_waits, wait_for_hosts
 
 
-def feature_count(nb_nodes: int, queue_features: int, releases: bool = True) -> int:
+def feature_count(nb_nodes: int, queue_features: int, releases: bool = True, advice: bool = False) -> int:
     """The width of one observation row (its one definition: see ShutdownScheduler.mdp)."""
-    return 5 + 1 + 1 + 1 + 2 + nb_nodes * (1 + releases) + (4 + releases) * queue_features + 1
+    return 5 + 1 + 1 + 1 + 2 + nb_nodes * (1 + releases) + advice * (nb_nodes + 1) + (4 + releases) * queue_features + 1
+
+
+def advisor(name: Any, options: Any) -> Any:
+    """The baseline ``name`` with ``options`` (the ``advice`` options), or None when ``name`` is."""
+    if name is None:
+        return None
+    if not isinstance(name, str) or name not in BASELINES:
+        raise PolicyOptionError(f"option advice: {name!r} is not a baseline ({', '.join(BASELINES)}) or null")
+    if not isinstance(options, dict):
+        raise PolicyOptionError(f"option advice_options: {options!r} is not an object of {name}'s arguments")
+    try:
+        return BASELINES[name](**options)
+    except (TypeError, ValueError) as exc:
+        raise PolicyOptionError(f"option advice_options: {name} refuses {options}: {exc}") from None
 
 
 class ShutdownScheduler(AgentMixin, QueuePolicy):
     description = "DeepShutdown decision points: every dt, how many nodes to keep off (EASY beneath)"
     AGENT_OPTIONS = frozenset({"dt", "day", "day_start", "start_asleep", "cores_per_node", "history",
                                "queue_features", "max_queue", "max_user_jobs", "tau", "idle_scale",
-                               "release_features", "workload", "host_speed"})   # (the last two: OR*'s real runtimes)
+                               "release_features", "advice", "advice_options",
+                               "workload", "host_speed"})   # (the last two: OR*'s real runtimes)
     OPTIONS = AGENT_OPTIONS | {"policy"}
+    # (what shapes the observation: a saved agent brings those it was trained with, see common.loading)
+    OBSERVATION_OPTIONS = frozenset({"history", "queue_features", "release_features", "advice", "advice_options"})
 
     @classmethod
     def option_defaults(cls) -> dict[str, Any]:
         return {"dt": 1.0, "day": 1440.0, "day_start": 0.0, "start_asleep": True, "cores_per_node": 12,
                 "history": 20, "queue_features": 10, "max_queue": 100.0, "max_user_jobs": 10.0, "tau": 0.5,
-                "idle_scale": 10.0, "release_features": True, "workload": None, "host_speed": 1e6, "policy": None,
+                "idle_scale": 10.0, "release_features": True, "advice": None, "advice_options": {}, "workload": None,
+                "host_speed": 1e6, "policy": None,
                 **({"model": None, "deterministic": True} if "model" in cls.OPTIONS else {})}
 
     def __init__(self, options: Optional[Mapping[str, Any]] = None):
@@ -97,6 +120,7 @@ class ShutdownScheduler(AgentMixin, QueuePolicy):
         self.releases = agent.get("release_features", True)
         if not isinstance(self.releases, bool):
             raise PolicyOptionError(f"option release_features: {self.releases!r} is not true or false")
+        self.advisor = advisor(agent.get("advice"), agent.get("advice_options", {}))
         self.cores = count_option(agent, "cores_per_node", 12)
         self.history = count_option(agent, "history", 20)
         self.k = count_option(agent, "queue_features", 10)
@@ -114,7 +138,8 @@ class ShutdownScheduler(AgentMixin, QueuePolicy):
         """The window of ``history`` feature rows; how many of the nodes to keep off, 0..G; an
         episode is a day of ``day / dt`` decisions (counted, not timed: no float accumulation)."""
         nodes = len(node_masks(nb_hosts, self.cores))
-        return MDP((self.history, feature_count(nodes, self.k, self.releases)), nodes + 1, max_steps=int(round(self.day / self.dt)))
+        width = feature_count(nodes, self.k, self.releases, self.advisor is not None)
+        return MDP((self.history, width), nodes + 1, max_steps=int(round(self.day / self.dt)))
 
     # --- the platform ---------------------------------------------------------------------
     def on_simulation_begins(self, event) -> None:
@@ -122,11 +147,13 @@ class ShutdownScheduler(AgentMixin, QueuePolicy):
         require_sleep_states(self)
         self.masks = node_masks(len(self.platform), self.cores)
         self.nb_nodes = len(self.masks)
-        self.nb_features = feature_count(self.nb_nodes, self.k, self.releases)
+        self.nb_features = feature_count(self.nb_nodes, self.k, self.releases, self.advisor is not None)
         # the observation window: earlier decisions' feature rows, the newest last
         self.window = np.zeros((self.history, self.nb_features), np.float32)
         if self.start_asleep:
             switch_idle_nodes_off(self, self.masks)    # (not counted: the day starts with them off)
+        if self.advisor is not None:
+            self.advisor.bind(self)
         if self.policy is not None and hasattr(self.policy, "bind"):
             self.policy.bind(self)
         self.call_me_later(self.next_decision)
@@ -338,6 +365,10 @@ class ShutdownScheduler(AgentMixin, QueuePolicy):
             # (a few minutes and a few hours both matter, against a job's stretch bound: log-scaled)
             scale = np.log1p(self.day)
             row += [min(1.0, float(np.log1p(max(0.0, t))) / scale) for t in node_waits(ends, self.masks, now)]
+        if self.advisor is not None:
+            advice = [0.0] * (self.nb_nodes + 1)
+            advice[action_int(self.advisor.act(), self.nb_nodes)] = 1.0
+            row += advice
         jobs = plan_order(queue, self.k)
         if jobs:
             users: dict[Any, int] = {}
