@@ -172,7 +172,7 @@ def main(argv=None) -> int:
     if not days:
         ap.error("no training day is left")
     try:
-        args.env = {**trained_with(str(args.model), OBSERVATION_OPTIONS), **args.env}
+        args.env = trained_with(str(args.model), OBSERVATION_OPTIONS, args.env)
         start = PPO.load(str(args.model), device="cpu")
         width = gym.make(ENV, platform=str(args.platform), workloads=[str(days[0])], **args.env).observation_space.shape
     except (ValueError, TypeError, OSError) as exc:

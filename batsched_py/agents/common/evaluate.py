@@ -273,7 +273,7 @@ def _agent_env(env_kind: str, spec: PolicySpec, env_kwargs: dict) -> dict:
     it was trained with (its record), unless ``env_kwargs`` (--env-args) say otherwise."""
     if not spec.name.endswith(".zip"):
         return env_kwargs
-    return {**trained_with(spec.name, paper(env_kind).OBSERVATION_OPTIONS), **env_kwargs}
+    return trained_with(spec.name, paper(env_kind).OBSERVATION_OPTIONS, env_kwargs)
 
 
 def _check_agent(env_kind: str, platform: Path, days: Sequence[Path], env_kwargs: dict, spec: PolicySpec) -> None:

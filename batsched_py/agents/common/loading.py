@@ -73,20 +73,21 @@ def trained_agent(scheduler_name: str, env: str, options: dict, observation: Col
     if not isinstance(deterministic, bool):
         raise PolicyOptionError(f"{scheduler_name}: option deterministic must be true or false, not {deterministic!r}")
     policy = load_agent(model, env, deterministic=deterministic)
-    return policy, {**trained_with(model, observation), **options}
+    return policy, trained_with(model, observation, options)
 
 
-def trained_with(model: str, observation: Collection[str]) -> dict[str, Any]:
-    """The environment arguments among ``observation`` (those that shape what an agent sees) that
-    ``model`` (a .zip) was trained with, from the record ``train`` writes beside it (``model.json``'s
-    ``env_kwargs``); {} without a record.  So a model deploys and evaluates without repeating them."""
+def trained_with(model: str, observation: Collection[str], given: Mapping[str, Any] = {}) -> dict[str, Any]:
+    """``given`` (environment arguments, or a scheduler's options) and, where it does not say, those
+    among ``observation`` (what shapes what an agent sees) that ``model`` (a .zip) was trained with,
+    from the record ``train`` writes beside it (``model.json``'s ``env_kwargs``; none without a
+    record).  So a model deploys and evaluates without repeating them."""
     record = Path(model).with_suffix(".json")
     if not record.is_file():
-        return {}
+        return dict(given)
     try:
         kwargs = json.loads(record.read_text()).get("env_kwargs", {})
     except (OSError, UnicodeDecodeError, ValueError, AttributeError) as exc:
         raise PolicyOptionError(f"model {model}: its record {record} is not readable JSON ({exc})") from None
     if not isinstance(kwargs, dict):
         raise PolicyOptionError(f"model {model}: env_kwargs in its record {record} is not an object")
-    return {k: v for k, v in kwargs.items() if k in observation}
+    return {**{k: v for k, v in kwargs.items() if k in observation}, **given}
