@@ -86,7 +86,7 @@ def demonstrations(make_env: Callable[[], Any], teacher: Callable[[], Any], days
                 obs, reward, terminated, truncated, _ = env.step(action)
                 rewards.append(float(reward))
                 done = terminated or truncated
-            returns.extend(_discounted(rewards, gamma))
+            returns.extend(discounted(rewards, gamma))
             acc = 0.0
             for r in rewards:
                 acc = acc * gamma + r
@@ -116,7 +116,8 @@ def merge(a: Demonstrations, b: Demonstrations) -> Demonstrations:
                           None if a.masks is None or b.masks is None else np.concatenate([a.masks, b.masks]))
 
 
-def _discounted(rewards: Sequence[float], gamma: float) -> list[float]:
+def discounted(rewards: Sequence[float], gamma: float) -> list[float]:
+    """Each step's discounted return, from that step to the end of the day."""
     out, acc = [0.0] * len(rewards), 0.0
     for t in range(len(rewards) - 1, -1, -1):
         acc = rewards[t] + gamma * acc

@@ -1,0 +1,122 @@
+"""scripts/rollout_improvement.py: replays of a day with one of the rule's decisions changed, the
+labels they give, and the agent fitted on them; bad inputs are one line."""
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from importlib import util
+
+import numpy as np
+import pytest
+
+from batsched_py.agents.common.loading import trained_with
+from batsched_py.agents.common.saved import load_agent
+from batsched_py.agents.deepshutdown import config as settings
+
+from helpers.rl import PLATFORM, ROOT, TRAIN
+
+SCRIPT = ROOT / "scripts" / "rollout_improvement.py"
+MODEL = ROOT / "models" / "deepshutdown-taurus.zip"
+
+
+def script_module():
+    spec = util.spec_from_file_location("rollout_improvement", SCRIPT)
+    module = util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def run(*args):
+    return subprocess.run([sys.executable, str(SCRIPT), *map(str, args)], cwd=ROOT, capture_output=True, text=True,
+                          timeout=600)
+
+
+def test_a_departure_is_labelled_where_it_pays_and_weighted_by_its_gain():
+    labelled = script_module().labelled
+    nan = np.nan
+    actions = np.array([5, 5, 0, 7, 3])
+    gains = np.array([[900.0, -100.0],      # one node more off pays 900
+                      [-50.0, -300.0],      # nothing pays: the rule, by the smaller loss (50)
+                      [400.0, nan],         # one more off pays (one fewer than 0 is outside the space: NaN)
+                      [10.0, nan],          # pays 10: under a margin of 20, the rule
+                      [nan, nan]])          # a state of the rule's own day: not replayed
+    labels, weights, figures = labelled(actions, gains, margin=20.0)
+    assert labels.tolist() == [6, 5, 1, 7, 3]
+    assert figures == {"labelled_states": 5, "replayed_decisions": 4, "departures_that_pay": 2,
+                       "median_gain_w_min": 400.0}     # (of 900, 50, 400: row 4 saved nothing)
+    scale = figures["median_gain_w_min"]
+    assert weights.tolist() == pytest.approx([1 + 900 / scale, 1 + 50 / scale, 1 + 400 / scale, 1.0 + 0.0, 1.0])
+
+
+def test_a_replay_with_the_rules_own_action_costs_what_the_day_cost_and_a_change_moves_it():
+    module = script_module()
+    day = str(sorted(TRAIN.glob("*.json"))[0])
+    env_kwargs = trained_with(str(MODEL), settings.OBSERVATION_OPTIONS)
+    replays = module.Replays(str(PLATFORM), [day], env_kwargs, env_kwargs["advice"], env_kwargs["advice_options"])
+    figures, seen, actions, rewards, open_steps = replays.play(day, record=True)     # (waste, mean wait)
+    assert len(seen) == len(actions) == len(rewards) == 1440 and open_steps and figures[0] > 0
+    t = open_steps[0]
+    assert np.array_equal(replays.play(day, change=(t, actions[t])), figures)   # (the emulator replays a day exactly)
+    moved = [replays.play(day, change=(s, 0 if actions[s] else 1)) for s in open_steps[:5]]
+    assert any(not np.array_equal(m, figures) for m in moved)
+
+
+def test_it_labels_days_fits_the_agent_and_refits_from_its_labels(tmp_path):
+    out = tmp_path / "a"
+    done = run("--model", MODEL, "-p", PLATFORM, "-w", TRAIN, "-o", out, "--days", 2, "--points", 3, "--keep", 5,
+               "--tail", 30, "--epochs", 1, "-j", 2)
+    assert done.returncode == 0, done.stderr[-3000:]
+    record = json.loads((out / "improvement.json").read_text())
+    assert record["status"] == "finished" and record["rule"] == "QB" and record["days"] == 2
+    assert record["rule_waste_w_min"] > 0 and record["price_w_min_per_min"] == 3500
+    assert record["labelled_states"] == record["replayed_decisions"] + 2 * 5 and record["replayed_decisions"] <= 6
+    with np.load(out / "labels.npz") as saved:
+        assert saved["obs"].shape == (record["labelled_states"], 20, 104)
+        replayed = ~np.all(np.isnan(saved["saved"]), axis=(1, 2))
+        assert replayed.sum() == record["replayed_decisions"]
+    agent = load_agent(str(out / "improved.zip"), "shutdown")
+    assert agent.model.observation_space.shape == (20, 104)
+    # its record carries the advice it sees, so that evaluate and the schedulers give it that
+    assert trained_with(str(out / "improved.zip"), settings.OBSERVATION_OPTIONS)["advice"] == "QB"
+    again = run("--model", MODEL, "-p", PLATFORM, "-w", TRAIN, "-o", tmp_path / "b", "--labels", out / "labels.npz",
+                "--margin", 1e12, "--price", 0, "--epochs", 1)
+    assert again.returncode == 0, again.stderr[-3000:]
+    refit = json.loads((tmp_path / "b" / "improvement.json").read_text())
+    assert refit["departures_that_pay"] == 0 and refit["labelled_states"] == record["labelled_states"]
+    assert refit["price_w_min_per_min"] == 0 and refit["labels"] == str(out / "labels.npz")
+
+
+def test_bad_inputs_are_named_in_one_line(tmp_path):
+    bare = tmp_path / "bare.zip"
+    shutil.copyfile(MODEL, bare)          # (no record beside it: no advice to improve on)
+    done = run("--model", bare, "-p", PLATFORM, "-w", TRAIN, "-o", tmp_path / "o")
+    assert done.returncode == 2 and "names no advice" in done.stderr and "Traceback" not in done.stderr
+    junk = tmp_path / "labels.npz"
+    junk.write_text("not numpy")
+    done = run("--model", MODEL, "-p", PLATFORM, "-w", TRAIN, "-o", tmp_path / "o", "--labels", junk)
+    assert done.returncode == 2 and "not a labels.npz" in done.stderr and "Traceback" not in done.stderr
+    done = run("--model", MODEL, "-p", PLATFORM, "-w", TRAIN, "-o", tmp_path / "o", "--points", 0)
+    assert done.returncode == 2 and "--points: 0" in done.stderr
+
+
+def test_stopped_by_a_signal_it_keeps_the_days_finished_and_fits_nothing(tmp_path):
+    out, log = tmp_path / "a", tmp_path / "stderr"
+    with log.open("w") as err:
+        proc = subprocess.Popen([sys.executable, str(SCRIPT), "--model", str(MODEL), "-p", str(PLATFORM), "-w",
+                                 str(TRAIN), "-o", str(out), "--days", "3", "--points", "30", "-j", "1"],
+                                cwd=ROOT, stderr=err, text=True)
+        deadline = time.time() + 300
+        while "| 1/" not in log.read_text() and proc.poll() is None and time.time() < deadline:
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        status = proc.wait(timeout=60)
+    record = json.loads((out / "improvement.json").read_text())
+    assert status == 130 and "Traceback" not in log.read_text()
+    assert record["status"].startswith("interrupted") and "nothing was fitted" in record["status"], record["status"]
+    assert not (out / "improved.zip").exists()
+    with np.load(out / "labels.npz") as saved:
+        assert 1 <= len(set(saved["days"].tolist())) < 3
