@@ -95,7 +95,8 @@ class Replays:
             if change is not None and step == change[0]:
                 action = change[1]
             obs, reward, terminated, truncated, info = self.env.step(action)
-            rewards.append(float(reward))
+            if record:
+                rewards.append(float(reward))
             step += 1
             done = terminated or truncated
         figures = np.array([info["energy_waste"], info["waiting_time"]], float)
@@ -153,7 +154,6 @@ def labelled(actions: np.ndarray, gains: np.ndarray, margin: float) -> tuple[np.
     labels = np.where(pays, actions + step, actions)
     # (where no departure pays, how much staying with the rule saved: the smaller loss, if any)
     size = np.where(pays, best, np.where(replayed, np.maximum(-best, 0.0), 0.0))
-    size[~np.isfinite(size)] = 0.0
     scale = float(np.median(size[replayed & (size > 0)])) if np.any(replayed & (size > 0)) else 1.0
     figures = {"labelled_states": int(len(actions)), "replayed_decisions": int(replayed.sum()),
                "departures_that_pay": int(pays.sum()), "median_gain_w_min": scale}
