@@ -203,31 +203,30 @@ def main() -> int:
         baseline_maker(settings, teacher, teacher_options)
     except BaselineOptionsError as exc:
         parser.error(f"the model's advice {teacher} {json.dumps(teacher_options)}: {exc}")
+    args.out.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    record: dict = {"command": sys.argv, "model": str(args.model), "rule": teacher, "rule_options": teacher_options,
+                    "status": "running"}
+
+    def save_record() -> None:
+        record["wall_s"] = round(time.time() - started, 1)
+        save_whole(args.out / "improvement.json", lambda part: part.write_text(json.dumps(record, indent=1) + "\n"))
+
     if args.labels:
         try:
             with np.load(args.labels) as saved:
                 data = {k: saved[k] for k in ("obs", "actions", "saved", "returns", "running", "days")}
         except (OSError, ValueError, KeyError) as exc:
             parser.error(f"--labels {args.labels}: not a labels.npz of this script ({exc})")
-        args.out.mkdir(parents=True, exist_ok=True)
-        started = time.time()
-        record = {"command": sys.argv, "model": str(args.model), "rule": teacher, "rule_options": teacher_options,
-                  "labels": str(args.labels), "days": len(set(data["days"].tolist()))}
-        return fit(model, data, args, env_kwargs, record,
-                   lambda: save_whole(args.out / "improvement.json", lambda part: part.write_text(
-                       json.dumps(dict(record, wall_s=round(time.time() - started, 1)), indent=1) + "\n")))
+        if data["obs"].shape[1:] != model.observation_space.shape:
+            parser.error(f"--labels {args.labels}: observations {data['obs'].shape[1:]}, but {args.model} was "
+                         f"trained on {model.observation_space.shape}")
+        record.update(labels=str(args.labels), days=len(set(data["days"].tolist())))
+        return fit(model, data, args, env_kwargs, record, save_record)
     pool = [str(d) for d in workload_files(args.workloads)]
     rng = np.random.default_rng(args.seed)
     days = sorted(rng.choice(pool, min(args.days, len(pool)), replace=False).tolist())
-    args.out.mkdir(parents=True, exist_ok=True)
-    started = time.time()
-    record: dict = {"command": sys.argv, "model": str(args.model), "rule": teacher, "rule_options": teacher_options,
-                    "days": len(days), "status": "running"}
-
-    def save_record() -> None:
-        record["wall_s"] = round(time.time() - started, 1)
-        save_whole(args.out / "improvement.json", lambda part: part.write_text(json.dumps(record, indent=1) + "\n"))
-
+    record["days"] = len(days)
     try:        # (here, so that a bad platform or day is named once, not by each worker)
         shape = Replays(str(args.platform), days, env_kwargs, teacher, teacher_options).env.observation_space.shape
     except (ValueError, TypeError, OSError) as exc:

@@ -99,6 +99,11 @@ def test_bad_inputs_are_named_in_one_line(tmp_path):
     junk.write_text("not numpy")
     done = run("--model", MODEL, "-p", PLATFORM, "-w", TRAIN, "-o", tmp_path / "o", "--labels", junk)
     assert done.returncode == 2 and "not a labels.npz" in done.stderr and "Traceback" not in done.stderr
+    narrow = tmp_path / "narrow.npz"      # (labels of an agent that saw other observations)
+    np.savez(narrow, obs=np.zeros((1, 20, 7)), actions=np.zeros(1, int), saved=np.full((1, 2, 2), np.nan),
+             returns=np.zeros(1), running=np.zeros(1), days=np.array(["d"]))
+    done = run("--model", MODEL, "-p", PLATFORM, "-w", TRAIN, "-o", tmp_path / "o", "--labels", narrow)
+    assert done.returncode == 2 and "observations (20, 7)" in done.stderr and "Traceback" not in done.stderr
     done = run("--model", MODEL, "-p", PLATFORM, "-w", TRAIN, "-o", tmp_path / "o", "--points", 0)
     assert done.returncode == 2 and "--points: 0" in done.stderr
 
