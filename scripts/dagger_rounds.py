@@ -173,7 +173,7 @@ def main() -> int:
     masking = not args.no_masks
     model = (MaskablePPO if masking else PPO).load(str(args.model), device="cpu")
     try:
-        args.env = trained_with(str(args.model), settings.OBSERVATION_OPTIONS, args.env)
+        args.env = trained_with(str(args.model), settings.TRAINED_OPTIONS, args.env)
     except ValueError as exc:
         parser.error(str(exc))
 

@@ -51,10 +51,10 @@ def main(argv=None) -> int:
 
     import batsched_py.envs  # noqa: F401
     from batsched_py.agents.common.loading import trained_with
-    from batsched_py.agents.deepshutdown.config import OBSERVATION_OPTIONS
+    from batsched_py.agents.deepshutdown.config import TRAINED_OPTIONS
 
     torch.set_num_threads(1)
-    trained = trained_with(str(args.model), OBSERVATION_OPTIONS)     # (the observation it was trained on)
+    trained = trained_with(str(args.model), TRAINED_OPTIONS)     # (the observation it was trained on)
 
     def actor(i: int):
         def make():

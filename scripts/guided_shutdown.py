@@ -39,7 +39,7 @@ from batsched_py.agents.common.guided import Guidance, deployable, guided_model 
 from batsched_py.agents.common.training import ProgressLines, actor_failure, close_actors, env_factory  # noqa: E402
 from batsched_py.agents.deepshutdown.baselines import BASELINES  # noqa: E402
 import batsched_py.envs  # noqa: E402,F401  (registers the environments)
-from batsched_py.agents.deepshutdown.config import ENV, HYPERPARAMETERS, OBSERVATION_OPTIONS  # noqa: E402
+from batsched_py.agents.deepshutdown.config import ENV, HYPERPARAMETERS, TRAINED_OPTIONS  # noqa: E402
 from batsched_py.agents.common.checkpoints import save_agent  # noqa: E402
 from batsched_py.agents.common.loading import trained_with  # noqa: E402
 from batsched_py.agents.deepshutdown.privileged import RealRuntimes  # noqa: E402
@@ -172,7 +172,7 @@ def main(argv=None) -> int:
     if not days:
         ap.error("no training day is left")
     try:
-        args.env = trained_with(str(args.model), OBSERVATION_OPTIONS, args.env)
+        args.env = trained_with(str(args.model), TRAINED_OPTIONS, args.env)
         start = PPO.load(str(args.model), device="cpu")
         width = gym.make(ENV, platform=str(args.platform), workloads=[str(days[0])], **args.env).observation_space.shape
     except (ValueError, TypeError, OSError) as exc:

@@ -190,7 +190,7 @@ def main() -> int:
         parser.error("--keep, --tail, --price and --margin are at least 0")
     torch.set_num_threads(1)
     try:
-        env_kwargs = trained_with(str(args.model), settings.OBSERVATION_OPTIONS)
+        env_kwargs = trained_with(str(args.model), settings.TRAINED_OPTIONS)
         model = PPO.load(str(args.model), device="cpu")
     except (ValueError, OSError) as exc:
         parser.error(f"--model {args.model}: {exc}")

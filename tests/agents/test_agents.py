@@ -140,7 +140,7 @@ def test_mismatched_observations_are_named(tiny_model, tmp_path):
 def test_a_model_brings_the_observation_options_it_was_trained_with(tiny_model, tmp_path, capsys):
     """The scheduler takes the environment's options from the record beside the model (model.json's
     env_kwargs) where not given: a model trained with history 10 deploys without repeating it, in a
-    scheduler and in evaluate; given options win; options the scheduler does not take (the reward's weights) are left out; a broken
+    scheduler and in evaluate (where an agent's own env option wins over its record); given options win; options the scheduler does not take (the reward's weights) are left out; a broken
     record is named."""
     model = tmp_path / "m.zip"
     shutil.copy(tiny_model, model)
@@ -159,6 +159,15 @@ def test_a_model_brings_the_observation_options_it_was_trained_with(tiny_model, 
     assert "the scheduler gives (10, 89)" in err and err.count("trained on observations") == 1
     assert not (tmp_path / "e1" / "days.csv").exists()
     assert main([*args, "-o", str(tmp_path / "e2"), "--env-args", '{"history": 20}']) == 0
+    # (an agent's own env option, beside others that keep the record's)
+    own = ["evaluate", "--env", "shutdown", "-p", str(PLATFORM), "-w", str(DAY), "-j", "1", "--no-figures"]
+    assert main([*own, "--policies", f'a20={model}:{{"env": {{"history": 20}}}}', "-o", str(tmp_path / "e3")]) == 0
+    assert main([*own, "--policies", f'a20={model}:{{"env": {{"history": 20}}}},a10={model}',
+                 "-o", str(tmp_path / "e4")]) == 2
+    assert "trained on observations" in capsys.readouterr().err
+    assert main([*own, "--policies", f'a={model}:{{"env": {{"history": 20, "shield_wait": 20}}}}',
+                 "-o", str(tmp_path / "e5")]) == 2
+    assert "option shield_wait: a shield keeps the agent to its advice" in capsys.readouterr().err
     model.with_suffix(".json").write_text("{not json")
     with pytest.raises(PolicyOptionError, match=r"m.zip: its record .*m.json is not readable JSON"):
         create("deepshutdown", {"model": str(model)})

@@ -21,7 +21,7 @@ from batsched_py.agents.common.guided import GuidanceError, Guidance, deployable
 from batsched_py.agents.common.loading import trained_with
 from batsched_py.agents.common.saved import load_agent
 from batsched_py.agents.deepshutdown.baselines import OffReservationOracle, Timeout
-from batsched_py.agents.deepshutdown.config import OBSERVATION_OPTIONS, policy_kwargs
+from batsched_py.agents.deepshutdown.config import TRAINED_OPTIONS, policy_kwargs
 from batsched_py.agents.deepshutdown.privileged import RealRuntimes
 
 from helpers.rl import PLATFORM, ROOT, TRAIN, tiny_day
@@ -30,7 +30,7 @@ SCRIPT = ROOT / "scripts" / "guided_shutdown.py"
 CHOOSER = ROOT / "scripts" / "choose_checkpoint.py"
 DAYS = sorted(TRAIN.glob("*.json"))
 BASE = ROOT / "models" / "deepshutdown-taurus.zip"
-BASE_ENV = trained_with(str(BASE), OBSERVATION_OPTIONS)    # (what the shipped model sees, from its record)
+BASE_ENV = trained_with(str(BASE), TRAINED_OPTIONS)    # (what the shipped model sees, from its record)
 
 
 def could_start(scheduler):

@@ -55,7 +55,7 @@ def test_a_departure_is_labelled_where_it_pays_and_weighted_by_its_gain():
 def test_a_replay_with_the_rules_own_action_costs_what_the_day_cost_and_a_change_moves_it():
     module = script_module()
     day = str(sorted(TRAIN.glob("*.json"))[0])
-    env_kwargs = trained_with(str(MODEL), settings.OBSERVATION_OPTIONS)
+    env_kwargs = trained_with(str(MODEL), settings.TRAINED_OPTIONS)
     replays = module.Replays(str(PLATFORM), [day], env_kwargs, env_kwargs["advice"], env_kwargs["advice_options"])
     figures, seen, actions, rewards, open_steps = replays.play(day, record=True)     # (waste, mean wait)
     assert len(seen) == len(actions) == len(rewards) == 1440 and open_steps and figures[0] > 0
@@ -81,7 +81,7 @@ def test_it_labels_days_fits_the_agent_and_refits_from_its_labels(tmp_path):
     agent = load_agent(str(out / "improved.zip"), "shutdown")
     assert agent.model.observation_space.shape == (20, 104)
     # its record carries the advice it sees, so that evaluate and the schedulers give it that
-    assert trained_with(str(out / "improved.zip"), settings.OBSERVATION_OPTIONS)["advice"] == "QB"
+    assert trained_with(str(out / "improved.zip"), settings.TRAINED_OPTIONS)["advice"] == "QB"
     again = run("--model", MODEL, "-p", PLATFORM, "-w", TRAIN, "-o", tmp_path / "b", "--labels", out / "labels.npz",
                 "--margin", 1e12, "--price", 0, "--epochs", 1)
     assert again.returncode == 0, again.stderr[-3000:]

@@ -380,3 +380,38 @@ def test_advice_shows_what_the_baseline_would_do_now():
         make(DAYS[0], advice="QC")
     with pytest.raises(ValueError, match="option advice_options: QB refuses"):
         make(DAYS[0], advice="QB", advice_options={"queue": 0})
+
+
+
+def test_the_shield_keeps_the_agent_to_its_advice_once_a_job_has_waited_shield_wait():
+    """With advice QB and shield_wait 20, a policy that always keeps every node off is held to QB's
+    action at each decision where a queued job has waited 20 minutes or more, and only there;
+    without the shield it is not, and its jobs wait longer.  A shield without advice, or with a wait
+    that is not positive, is refused with one line."""
+    qb = {"max_stretch": 10, "max_wait": 20}
+    start = 5 + 5 + 14 + 14      # (the advice's one-hot in the present row: see the advice test)
+
+    def run(**shield):
+        env = make(DAYS[0], advice="QB", advice_options=qb, **shield)
+        obs, info = env.reset(seed=0)
+        late, early, done = [], [], False
+        while not done:
+            s = env.scheduler
+            waited = any(s.now - job.subtime >= 20 - 1e-6 for job in s.queue)
+            advice = int(np.argmax(obs[-1, start:start + 15]))
+            obs, r, term, trunc, info = env.step(14)
+            (late if waited else early).append((advice, len(s.reserved)))
+            done = term or trunc
+        return late, early, info
+
+    late, early, shielded = run(shield_wait=20)
+    assert late and all(kept <= advice for advice, kept in late)
+    assert any(advice < 14 for advice, _ in late)
+    assert all(kept == 14 for _, kept in early[:60])          # (the day's start: nothing waits, all kept off)
+    late, _, bare = run()
+    assert any(kept > advice for advice, kept in late)
+    assert shielded["waiting_time"] < bare["waiting_time"]
+    with pytest.raises(ValueError, match="option shield_wait: a shield keeps the agent to its advice, and no advice"):
+        make(DAYS[0], shield_wait=20)
+    with pytest.raises(ValueError, match="option shield_wait: 0 is not a finite positive number"):
+        make(DAYS[0], advice="QB", shield_wait=0)

@@ -4,7 +4,9 @@ environments, in parallel processes: ``days.csv`` (a row per policy, day and rep
 
 A policy is ``[LABEL=]NAME[:OPTIONS]``: NAME is a baseline of the environment (T0, T1, T5, OR*, QB /
 FF, EASY, SAF), a trained agent (a ``.zip``), or ``module:callable``; OPTIONS a JSON object
-(``{"deterministic": false}`` samples a trained agent's actions: repeat it with ``--repeat``).
+(``{"deterministic": false}`` samples a trained agent's actions: repeat it with ``--repeat``;
+``{"env": {...}}`` gives a trained agent environment arguments of its own, over its record's and
+``--env-args``, e.g. a shield).
 """
 from __future__ import annotations
 
@@ -88,20 +90,24 @@ def parse_policies(text: str) -> list[PolicySpec]:
 
 
 def _check_options(name: str, options: Any) -> None:
-    """A trained agent's only option is ``deterministic``; a baseline's are its arguments (checked
-    when it is built, :func:`_policy`); a ``module:callable`` takes none."""
+    """A trained agent's options are ``deterministic`` and ``env`` (its own environment arguments); a
+    baseline's are its arguments (checked when it is built, :func:`_policy`); a ``module:callable``
+    takes none."""
     if not isinstance(options, dict):
         raise EvaluateError(f"--policies: options of {name!r} are not a JSON object: {options!r}")
     if not name.endswith(".zip") and ":" not in name:
         return
-    known = {"deterministic"} if name.endswith(".zip") else set()
+    known = {"deterministic", "env"} if name.endswith(".zip") else set()
     unknown = sorted(set(options) - known)
     if unknown:
         raise EvaluateError(f"--policies: {name!r} takes no option {', '.join(map(repr, unknown))} "
-                            f"({'its only option is deterministic' if known else 'a module:callable takes none'})")
+                            f"({'its options are deterministic and env' if known else 'a module:callable takes none'})")
     if not isinstance(options.get("deterministic", True), bool):
         raise EvaluateError(f"--policies: {name!r}: deterministic must be true or false, not "
                             f"{options['deterministic']!r}")
+    if not isinstance(options.get("env", {}), dict):
+        raise EvaluateError(f"--policies: {name!r}: env must be an object of environment arguments, not "
+                            f"{options['env']!r}")
 
 
 def dedupe(days: Sequence[Path], against: Sequence[Path]) -> tuple[list[Path], list[Path]]:
@@ -269,11 +275,11 @@ def evaluate(env_kind: str, platform: Path, days: Sequence[Path], specs: Sequenc
 
 
 def _agent_env(env_kind: str, spec: PolicySpec, env_kwargs: dict) -> dict:
-    """The environment arguments ``spec`` plays with: a saved agent's also hold the observation options
-    it was trained with (its record), unless ``env_kwargs`` (--env-args) say otherwise."""
+    """The environment arguments ``spec`` plays with: a saved agent's also hold the options it was
+    trained with (its record), unless ``env_kwargs`` (--env-args) or its own ``env`` option say otherwise."""
     if not spec.name.endswith(".zip"):
         return env_kwargs
-    return trained_with(spec.name, paper(env_kind).OBSERVATION_OPTIONS, env_kwargs)
+    return trained_with(spec.name, paper(env_kind).TRAINED_OPTIONS, {**env_kwargs, **spec.options.get("env", {})})
 
 
 def _check_agent(env_kind: str, platform: Path, days: Sequence[Path], env_kwargs: dict, spec: PolicySpec) -> None:
@@ -282,8 +288,11 @@ def _check_agent(env_kind: str, platform: Path, days: Sequence[Path], env_kwargs
     agent = load_agent(spec.name, env_kind)
     if not days:
         return
-    env: Any = gym.make(paper(env_kind).ENV, platform=str(platform), workloads=[str(days[0])],
-                        **_agent_env(env_kind, spec, env_kwargs)).unwrapped
+    try:
+        env: Any = gym.make(paper(env_kind).ENV, platform=str(platform), workloads=[str(days[0])],
+                            **_agent_env(env_kind, spec, env_kwargs)).unwrapped
+    except TypeError as exc:
+        raise EvaluateError(f"--policies: {spec.label}'s environment: {exc}") from None
     try:
         env.reset(seed=0)
         agent.bind(env.scheduler)

@@ -62,9 +62,9 @@ def load_policy(spec: Any, env: str, baselines: Mapping[str, Callable[[], Policy
     return obj
 
 
-def trained_agent(scheduler_name: str, env: str, options: dict, observation: Collection[str]) -> tuple[Policy, dict]:
+def trained_agent(scheduler_name: str, env: str, options: dict, trained: Collection[str]) -> tuple[Policy, dict]:
     """The saved agent that options ``model`` and ``deterministic`` name (taken out of ``options``;
-    the others are returned for the scheduler, with the ``observation`` options the agent was trained
+    the others are returned for the scheduler, with the ``trained`` options the agent was trained
     with where not given: see :func:`trained_with`)."""
     options = dict(options)
     model, deterministic = options.pop("model", None), options.pop("deterministic", True)
@@ -73,12 +73,12 @@ def trained_agent(scheduler_name: str, env: str, options: dict, observation: Col
     if not isinstance(deterministic, bool):
         raise PolicyOptionError(f"{scheduler_name}: option deterministic must be true or false, not {deterministic!r}")
     policy = load_agent(model, env, deterministic=deterministic)
-    return policy, trained_with(model, observation, options)
+    return policy, trained_with(model, trained, options)
 
 
-def trained_with(model: str, observation: Collection[str], given: Mapping[str, Any] = {}) -> dict[str, Any]:
+def trained_with(model: str, trained: Collection[str], given: Mapping[str, Any] = {}) -> dict[str, Any]:
     """``given`` (environment arguments, or a scheduler's options) and, where it does not say, those
-    among ``observation`` (what shapes what an agent sees) that ``model`` (a .zip) was trained with,
+    among ``trained`` (what shapes what an agent sees or does) that ``model`` (a .zip) was trained with,
     from the record ``train`` writes beside it (``model.json``'s ``env_kwargs``; none without a
     record).  So a model deploys and evaluates without repeating them."""
     record = Path(model).with_suffix(".json")
@@ -90,4 +90,4 @@ def trained_with(model: str, observation: Collection[str], given: Mapping[str, A
         raise PolicyOptionError(f"model {model}: its record {record} is not readable JSON ({exc})") from None
     if not isinstance(kwargs, dict):
         raise PolicyOptionError(f"model {model}: env_kwargs in its record {record} is not an object")
-    return {**{k: v for k, v in kwargs.items() if k in observation}, **given}
+    return {**{k: v for k, v in kwargs.items() if k in trained}, **given}

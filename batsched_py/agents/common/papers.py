@@ -1,8 +1,8 @@
 """The papers that ``train`` and ``evaluate`` know, by agent name (``shutdown``, ``scheduling``):
 each lists its settings module in setup.cfg's ``batsched_py.agents`` entry points, and this
 package names none.  A settings module holds ENV (the Gymnasium id), HYPERPARAMETERS (PPO's),
-BASELINES (name -> a rule-based policy in the environment's action space), OBSERVATION_OPTIONS (the
-environment arguments that shape what the agent sees: a saved agent brings its own), ``policy`` and
+BASELINES (name -> a rule-based policy in the environment's action space), TRAINED_OPTIONS (the
+environment arguments that shape what the agent sees or does: a saved agent brings its own), ``policy`` and
 ``policy_kwargs`` (the SB3 policy, given whether actions are masked)."""
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from .baselines import BASELINES  # noqa: F401  (the paper's: train --imitate, e
 from .mdp import SchedulingScheduler
 from .pointer import PointerPolicy
 
-OBSERVATION_OPTIONS = SchedulingScheduler.OBSERVATION_OPTIONS
+TRAINED_OPTIONS = SchedulingScheduler.TRAINED_OPTIONS
 
 ENV = "batsched_py/Scheduling-v0"
 ACTORS = 16

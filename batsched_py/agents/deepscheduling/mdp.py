@@ -68,7 +68,7 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
     # (PowerMixin's options but 'base': the queue beneath is this class's own, AgentQueue)
     OPTIONS = QueuePolicy.OPTIONS | (PowerMixin.POWER_OPTIONS - {"base"}) | AGENT_OPTIONS | {"policy"}
     # (what shapes the observation and the actions: a saved agent brings those it was trained with)
-    OBSERVATION_OPTIONS = frozenset({"max_queue", "max_running", "history", "confidence_jobs", "max_time"})
+    TRAINED_OPTIONS = frozenset({"max_queue", "max_running", "history", "confidence_jobs", "max_time"})
 
     @classmethod
     def option_defaults(cls) -> dict[str, Any]:

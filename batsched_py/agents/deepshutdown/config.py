@@ -15,7 +15,7 @@ from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from .baselines import BASELINES  # noqa: F401  (the paper's: train --imitate, evaluate --policies)
 from .mdp import ShutdownScheduler
 
-OBSERVATION_OPTIONS = ShutdownScheduler.OBSERVATION_OPTIONS
+TRAINED_OPTIONS = ShutdownScheduler.TRAINED_OPTIONS
 
 ENV = "batsched_py/Shutdown-v0"
 ACTORS = 16

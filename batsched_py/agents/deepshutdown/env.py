@@ -4,7 +4,9 @@ Action ``Discrete(G + 1)``: how many of the platform's G nodes to keep reserved 
 ``dt`` time units; EASY backfilling schedules the jobs on the other nodes (see
 :mod:`batsched_py.agents.deepshutdown.mdp` for the decision, its semantics and the observation).
 An episode is one day: ``day / dt`` steps (1,440 one-minute steps), then truncated whatever the
-queue holds (the scheduler's MDP: ``max_steps``, a count of decisions, not a time).
+queue holds (the scheduler's MDP: ``max_steps``, a count of decisions, not a time).  With ``advice``
+(a baseline the agent sees) and ``shield_wait``, the action is capped at the advice while a queued
+job has waited ``shield_wait`` or longer (the mdp module: the shield).
 
 The day starts with every node off, as the authors' platform declares: Batsim 4.2.1 cannot start a
 host asleep, so the simulation switches the idle nodes off at t=0 and runs the day's workload
@@ -36,7 +38,8 @@ class ShutdownEnv(BatsimEnv):
                  cores_per_node: Optional[int] = None, history: int = 20, queue_features: int = 10,
                  tau: float = 0.5, energy_weight: float = 1.0, qos_weight: float = 1.0,
                  start_asleep: bool = True, release_features: bool = True, advice: Optional[str] = None,
-                 advice_options: Optional[dict[str, Any]] = None, output_prefix: Optional[str] = None):
+                 advice_options: Optional[dict[str, Any]] = None, shield_wait: Optional[float] = None,
+                 output_prefix: Optional[str] = None):
         super().__init__(platform, workloads, backend, output_prefix)
         if cores_per_node is None:
             cores_per_node = int(self.zone_properties.get("cores_per_node", 12))
@@ -55,7 +58,7 @@ class ShutdownEnv(BatsimEnv):
         self.options = {"dt": dt, "day": day, "day_start": self.warmup, "start_asleep": start_asleep,
                         "cores_per_node": cores_per_node, "history": history, "queue_features": queue_features,
                         "tau": tau, "release_features": release_features, "advice": advice,
-                        "advice_options": {} if advice_options is None else advice_options}
+                        "advice_options": {} if advice_options is None else advice_options, "shield_wait": shield_wait}
         # (making the scheduler checks the options now, with its own messages; its MDP gives the spaces
         # and the day's decisions)
         self.take_mdp(self.make_scheduler().mdp(self.nb_hosts))

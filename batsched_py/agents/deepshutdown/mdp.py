@@ -47,6 +47,13 @@ With ``advice`` (a baseline's name, ``advice_options`` its arguments), what that
 now, one-hot over the G + 1 actions: the agent starts from a rule it can copy exactly (a clone
 without it drifts: 15% more waste than its teacher QB) and learns where to depart from it (residual
 learning).  The baselines read only what a deployed scheduler knows, OR* excepted (real runtimes).
+
+With ``advice`` and ``shield_wait`` (time units), a shield (Alshiekh et al., "Safe Reinforcement
+Learning via Shielding", 2018): while a queued job has waited ``shield_wait`` or longer, the agent
+keeps no more nodes off than its advice does, so the rule's guarantee (QB's ``max_wait``: no job
+waits longer for a node to wake) holds whatever the network says.  A network fitted on energy waste
+alone learns to leave a large job waiting for hours on days unlike those it saw; the shield bounds
+that and leaves every other decision to the agent.
 """
 from __future__ import annotations
 
@@ -90,17 +97,19 @@ class ShutdownScheduler(AgentMixin, QueuePolicy):
     description = "DeepShutdown decision points: every dt, how many nodes to keep off (EASY beneath)"
     AGENT_OPTIONS = frozenset({"dt", "day", "day_start", "start_asleep", "cores_per_node", "history",
                                "queue_features", "max_queue", "max_user_jobs", "tau", "idle_scale",
-                               "release_features", "advice", "advice_options",
+                               "release_features", "advice", "advice_options", "shield_wait",
                                "workload", "host_speed"})   # (the last two: OR*'s real runtimes)
     OPTIONS = AGENT_OPTIONS | {"policy"}
-    # (what shapes the observation: a saved agent brings those it was trained with, see common.loading)
-    OBSERVATION_OPTIONS = frozenset({"history", "queue_features", "release_features", "advice", "advice_options"})
+    # (what shapes what the agent sees or does: a saved agent brings those it was trained with, see common.loading)
+    TRAINED_OPTIONS = frozenset({"history", "queue_features", "release_features", "advice", "advice_options",
+                                 "shield_wait"})
 
     @classmethod
     def option_defaults(cls) -> dict[str, Any]:
         return {"dt": 1.0, "day": 1440.0, "day_start": 0.0, "start_asleep": True, "cores_per_node": 12,
                 "history": 20, "queue_features": 10, "max_queue": 100.0, "max_user_jobs": 10.0, "tau": 0.5,
-                "idle_scale": 10.0, "release_features": True, "advice": None, "advice_options": {}, "workload": None,
+                "idle_scale": 10.0, "release_features": True, "advice": None, "advice_options": {}, "shield_wait": None,
+                "workload": None,
                 "host_speed": 1e6, "policy": None,
                 **({"model": None, "deterministic": True} if "model" in cls.OPTIONS else {})}
 
@@ -121,6 +130,12 @@ class ShutdownScheduler(AgentMixin, QueuePolicy):
         if not isinstance(self.releases, bool):
             raise PolicyOptionError(f"option release_features: {self.releases!r} is not true or false")
         self.advisor = advisor(agent.get("advice"), agent.get("advice_options", {}))
+        self.shield_wait = agent.get("shield_wait")
+        if self.shield_wait is not None:
+            self.shield_wait = number_option(agent, "shield_wait", 0.0, positive=True)
+            if self.advisor is None:
+                raise PolicyOptionError("option shield_wait: a shield keeps the agent to its advice, and no advice is "
+                                        "given (option advice)")
         self.cores = count_option(agent, "cores_per_node", 12)
         self.history = count_option(agent, "history", 20)
         self.k = count_option(agent, "queue_features", 10)
@@ -133,6 +148,7 @@ class ShutdownScheduler(AgentMixin, QueuePolicy):
         self.pending: dict[str, tuple[Any, int]] = {}   # job id -> (job, hosts): waiting for its hosts
         self.shadow: Optional[float] = None     # the priority job's reserved start (None: nothing waits)
         self._seen: Optional[np.ndarray] = None   # the features the agent was shown at this point
+        self._advice: Optional[int] = None        # and the advice among them
 
     def mdp(self, nb_hosts: int) -> MDP:
         """The window of ``history`` feature rows; how many of the nodes to keep off, 0..G; an
@@ -300,6 +316,9 @@ class ShutdownScheduler(AgentMixin, QueuePolicy):
         k = action_int(action, self.nb_nodes)
         seen = self._seen if self._seen is not None else self.features()
         self._seen = None
+        if self.shield_wait is not None and any(self.now - job.subtime >= self.shield_wait - EPS for job in self.queue):
+            assert self._advice is not None
+            k = min(k, self._advice)
         self.window[:-1] = self.window[1:]        # (what the agent saw joins the window)
         self.window[-1] = seen
         self.reserve(k)
@@ -367,7 +386,8 @@ class ShutdownScheduler(AgentMixin, QueuePolicy):
             row += [min(1.0, float(np.log1p(max(0.0, t))) / scale) for t in node_waits(ends, self.masks, now)]
         if self.advisor is not None:
             advice = [0.0] * (self.nb_nodes + 1)
-            advice[action_int(self.advisor.act(), self.nb_nodes)] = 1.0
+            self._advice = action_int(self.advisor.act(), self.nb_nodes)
+            advice[self._advice] = 1.0
             row += advice
         jobs = plan_order(queue, self.k)
         if jobs:

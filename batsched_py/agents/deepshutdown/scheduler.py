@@ -25,6 +25,6 @@ class DeepShutdown(ShutdownScheduler):
     OPTIONS = ShutdownScheduler.OPTIONS | {"model", "deterministic"}
 
     def __init__(self, options: Optional[Mapping[str, Any]] = None):
-        policy, rest = trained_agent("deepshutdown", "shutdown", dict(options or {}), self.OBSERVATION_OPTIONS)
+        policy, rest = trained_agent("deepshutdown", "shutdown", dict(options or {}), self.TRAINED_OPTIONS)
         super().__init__(rest)
         self.policy = policy
