@@ -71,6 +71,10 @@ def test_the_shipped_models_load_act_and_say_how_they_were_made(name, kind, tmp_
     for key in ("command", "seed", "steps", "wall_time_s", "machine"):
         assert key in record
     scheduler = f"deep{kind}"
+    deployed = create(scheduler, {"model": str(model)})      # (what its record says it was trained with)
+    assert all(deployed.options[k] == v for k, v in record.get("env_kwargs", {}).items() if k in deployed.TRAINED_OPTIONS)
+    if kind == "shutdown":
+        assert deployed.shield_wait == record["env_kwargs"]["shield_wait"] == 20
     prefix = run_simulation(PLATFORM, [DAY], scheduler, {"model": str(model)}, export=str(tmp_path / "out"), energy=True)
     with open(f"{prefix}_jobs.csv") as f:
         jobs = list(csv.DictReader(f))

@@ -142,9 +142,11 @@ def _evaluate(tmp_path, *extra):
      ["determinstic"]),
     (["--policies", f'{ROOT / "models" / "deepshutdown-taurus.zip"}:{{"deterministic": "no"}}'],
      ["deterministic", "true or false"]),
+    (["--policies", f'{ROOT / "models" / "deepshutdown-taurus.zip"}:{{"env": 3}}'],
+     ["env", "object of environment arguments"]),
     (["--policies", "T0", "-j", "-1"], ["--jobs"]),                                    # was a hang
     (["--policies", "T0", "-o", "{tmp}/a-file"], ["--out", "a-file", "exists"]),        # was a traceback
-], ids=["baseline-options", "baseline-argument", "baseline-value", "callable-options", "unknown-option", "option-type", "jobs", "out-is-a-file"])
+], ids=["baseline-options", "baseline-argument", "baseline-value", "callable-options", "unknown-option", "option-type", "env-type", "jobs", "out-is-a-file"])
 def test_bad_evaluation_settings_are_named(tmp_path, capsys, extra, words):
     from batsched_py.cli.agents import evaluate_main
     (tmp_path / "a-file").touch()
