@@ -54,7 +54,7 @@ def main(argv=None) -> int:
     from batsched_py.agents.deepshutdown.config import TRAINED_OPTIONS
 
     torch.set_num_threads(1)
-    trained = trained_with(str(args.model), TRAINED_OPTIONS)     # (the observation it was trained on)
+    trained = trained_with(str(args.model), TRAINED_OPTIONS)     # (its observation and shield)
 
     def actor(i: int):
         def make():

@@ -130,12 +130,11 @@ class ShutdownScheduler(AgentMixin, QueuePolicy):
         if not isinstance(self.releases, bool):
             raise PolicyOptionError(f"option release_features: {self.releases!r} is not true or false")
         self.advisor = advisor(agent.get("advice"), agent.get("advice_options", {}))
-        self.shield_wait = agent.get("shield_wait")
-        if self.shield_wait is not None:
-            self.shield_wait = number_option(agent, "shield_wait", 0.0, positive=True)
-            if self.advisor is None:
-                raise PolicyOptionError("option shield_wait: a shield keeps the agent to its advice, and no advice is "
-                                        "given (option advice)")
+        self.shield_wait = None if agent.get("shield_wait") is None else number_option(agent, "shield_wait", 0.0,
+                                                                                      positive=True)
+        if self.shield_wait is not None and self.advisor is None:
+            raise PolicyOptionError("option shield_wait: a shield keeps the agent to its advice, and no advice is "
+                                    "given (option advice)")
         self.cores = count_option(agent, "cores_per_node", 12)
         self.history = count_option(agent, "history", 20)
         self.k = count_option(agent, "queue_features", 10)
