@@ -19,6 +19,11 @@ paid, on the rule's action where none did, and on ``--keep`` states of the rule'
 each labelled example drawn in proportion to 1 + its gain / the median gain (cost-sensitive:
 a departure that pays a lot, once, outweighs many that pay a little the other way).
 
+With ``--rollout agent`` the model itself (deterministic, with its record's options: its shield
+too) plays the days and the rest of each replay in the rule's place: the next step of policy
+iteration, asking where leaving the improved agent pays (about 3 x the replay time: a network
+inference at each decision).  Its own action is the label where no departure pays.
+
 Decisions in the last ``--tail`` minutes of a day are not drawn: energy after the day's end is not
 counted, so waking nodes there only looks cheap (an artefact of the 1,440-minute episode).
 
@@ -63,17 +68,24 @@ from batsched_py.agents.common.checkpoints import save_agent, save_whole  # noqa
 from batsched_py.agents.common.imitation import Demonstrations, clone, discounted  # noqa: E402
 from batsched_py.agents.common.loading import trained_with  # noqa: E402
 from batsched_py.agents.common.papers import BaselineOptionsError, baseline_maker  # noqa: E402
+from batsched_py.agents.common.saved import load_agent  # noqa: E402
 from batsched_py.agents.deepshutdown import config as settings  # noqa: E402
 from batsched_py.envs.core import workload_files  # noqa: E402
 from batsched_py.interrupts import exit_status, interruption, run_command, signals_interrupt  # noqa: E402
 
 
 class Replays:
-    """One worker's days: the rule plays a day, then replays it with one decision changed."""
+    """One worker's days: the rule (or, with ``agent``, that saved agent) plays a day, then replays it
+    with one decision changed."""
 
-    def __init__(self, platform: str, days: list[str], env_kwargs: dict, teacher: str, teacher_options: dict):
+    def __init__(self, platform: str, days: list[str], env_kwargs: dict, teacher: str, teacher_options: dict,
+                 agent: str | None = None):
         self.env = gym.make(settings.ENV, platform=platform, workloads=days, **env_kwargs).unwrapped
-        self.rule = baseline_maker(settings, teacher, teacher_options)
+        if agent is None:
+            self.rule = baseline_maker(settings, teacher, teacher_options)
+        else:
+            player = load_agent(agent, "shutdown")
+            self.rule = lambda: player
 
     def play(self, day: str, change: tuple[int, int] | None = None, record: bool = False):
         """The day's energy waste and mean waiting time with the rule playing (its action at step
@@ -178,6 +190,9 @@ def main() -> int:
                         "than this (W·min; default 0)")
     parser.add_argument("--epochs", type=int, default=4, help="fitting epochs (default 4)")
     parser.add_argument("--learning-rate", type=float, default=3e-4)
+    parser.add_argument("--rollout", choices=("rule", "agent"), default="rule",
+                        help="who plays the days and the replays: the model's advice rule (default) or the model "
+                        "itself (the next step of policy iteration)")
     parser.add_argument("--labels", type=Path, help="the labels.npz of an earlier run: fit on them, replay nothing "
                         "(another --margin, --epochs)")
     parser.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1)")
@@ -206,7 +221,8 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.time()
     record: dict = {"command": sys.argv, "model": str(args.model), "rule": teacher, "rule_options": teacher_options,
-                    "status": "running"}
+                    "rollout": args.rollout, "status": "running"}
+    agent = str(args.model) if args.rollout == "agent" else None
 
     def save_record() -> None:
         record["wall_s"] = round(time.time() - started, 1)
@@ -228,7 +244,7 @@ def main() -> int:
     days = sorted(rng.choice(pool, min(args.days, len(pool)), replace=False).tolist())
     record["days"] = len(days)
     try:        # (here, so that a bad platform or day is named once, not by each worker)
-        shape = Replays(str(args.platform), days, env_kwargs, teacher, teacher_options).env.observation_space.shape
+        shape = Replays(str(args.platform), days, env_kwargs, teacher, teacher_options, agent).env.observation_space.shape
     except (ValueError, TypeError, OSError) as exc:
         parser.error(f"the environment ({args.platform}, {json.dumps(env_kwargs)}): {exc}")
     if shape != model.observation_space.shape:
@@ -237,7 +253,7 @@ def main() -> int:
     done: list[dict] = []
     tasks = [(d, args.points, args.keep, args.tail, args.seed * 100_000 + i) for i, d in enumerate(days)]
     workers = multiprocessing.get_context("fork").Pool(
-        args.jobs, _start, (str(args.platform), days, env_kwargs, teacher, teacher_options))
+        args.jobs, _start, (str(args.platform), days, env_kwargs, teacher, teacher_options, agent))
     stopped = None
     with signals_interrupt():
         try:
@@ -260,7 +276,9 @@ def main() -> int:
     data = {k: np.concatenate([d[k] for d in done]) for k in ("obs", "actions", "saved", "returns", "running")}
     data["days"] = np.asarray([d["day"] for d in done])
     save_whole(args.out / "labels.npz", lambda part: np.savez_compressed(part.open("wb"), **data))
-    record["rule_waste_w_min"], record["rule_wait_min"] = np.mean([d["figures"] for d in done], axis=0).tolist()
+    # (the days as played without a change: by the rule, or by the agent with --rollout agent)
+    record[f"{args.rollout}_waste_w_min"], record[f"{args.rollout}_wait_min"] = np.mean(
+        [d["figures"] for d in done], axis=0).tolist()
     if stopped:
         save_record()
         print(f"rollout_improvement: {record['status']}", file=sys.stderr, flush=True)
@@ -287,7 +305,7 @@ def fit(model, data: dict, args, env_kwargs: dict, record: dict, save_record) ->
     record.update({"status": "finished", "fit_accuracy": fitted["accuracy"]})
     save_record()
     print(f"rollout_improvement: {figures['departures_that_pay']} of {figures['replayed_decisions']} replayed "
-          f"decisions pay to leave {record['rule']}; fitted on {len(labels)} states "
+          f"decisions pay to leave {record['rule'] if args.rollout == 'rule' else 'the agent'}; fitted on {len(labels)} states "
           f"(accuracy {fitted['accuracy']:.3f}) -> "
           f"{args.out / 'improved.zip'}", file=sys.stderr, flush=True)
     return 0

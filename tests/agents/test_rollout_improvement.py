@@ -52,11 +52,14 @@ def test_a_departure_is_labelled_where_it_pays_and_weighted_by_its_gain():
     assert weights.tolist() == pytest.approx([1 + 900 / scale, 1 + 50 / scale, 1 + 400 / scale, 1.0 + 0.0, 1.0])
 
 
-def test_a_replay_with_the_rules_own_action_costs_what_the_day_cost_and_a_change_moves_it():
+@pytest.mark.parametrize("player", ["rule", "agent"])
+def test_a_replay_with_the_players_own_action_costs_what_the_day_cost_and_a_change_moves_it(player):
+    """Whoever plays the day (the rule, or with --rollout agent the saved agent, its shield included)."""
     module = script_module()
     day = str(sorted(TRAIN.glob("*.json"))[0])
     env_kwargs = trained_with(str(MODEL), settings.TRAINED_OPTIONS)
-    replays = module.Replays(str(PLATFORM), [day], env_kwargs, env_kwargs["advice"], env_kwargs["advice_options"])
+    replays = module.Replays(str(PLATFORM), [day], env_kwargs, env_kwargs["advice"], env_kwargs["advice_options"],
+                             str(MODEL) if player == "agent" else None)
     figures, seen, actions, rewards, open_steps = replays.play(day, record=True)     # (waste, mean wait)
     assert len(seen) == len(actions) == len(rewards) == 1440 and open_steps and figures[0] > 0
     t = open_steps[0]
@@ -88,6 +91,21 @@ def test_it_labels_days_fits_the_agent_and_refits_from_its_labels(tmp_path):
     refit = json.loads((tmp_path / "b" / "improvement.json").read_text())
     assert refit["departures_that_pay"] == 0 and refit["labelled_states"] == record["labelled_states"]
     assert refit["price_w_min_per_min"] == 0 and refit["labels"] == str(out / "labels.npz")
+
+
+def test_with_rollout_agent_the_agent_plays_and_labels_its_own_action_where_no_departure_pays(tmp_path):
+    out = tmp_path / "a"
+    done = run("--model", MODEL, "-p", PLATFORM, "-w", TRAIN, "-o", out, "--days", 1, "--points", 2, "--keep", 4,
+               "--tail", 30, "--epochs", 1, "--rollout", "agent", "--margin", 1e12)
+    assert done.returncode == 0, done.stderr[-3000:]
+    record = json.loads((out / "improvement.json").read_text())
+    assert record["status"] == "finished" and record["rollout"] == "agent" and record["agent_waste_w_min"] > 0
+    assert "rule_waste_w_min" not in record and "to leave the agent" in done.stderr
+    agent = load_agent(str(MODEL), "shutdown")
+    with np.load(out / "labels.npz") as saved:
+        # (the recorded actions are the agent's own, in the states it reached)
+        assert [agent(obs) for obs in saved["obs"]] == saved["actions"].tolist()
+    assert record["departures_that_pay"] == 0           # (under that margin: the agent's own action everywhere)
 
 
 def test_bad_inputs_are_named_in_one_line(tmp_path):
