@@ -30,8 +30,8 @@ counted, so waking nodes there only looks cheap (an artefact of the 1,440-minute
 The future a replay meets is the day's real one (one sample), so the labels are what hindsight
 says; the fit averages them over the states that look alike, which is what the agent can know.
 
-Outputs in ``-o``: ``labels.npz`` (observations, the rule's action, the waste and the wait each
-departure saves: ``--labels`` refits on them at another ``--price`` or ``--margin``),
+Outputs in ``-o``: ``labels.npz`` (observations, the player's action, the waste and the wait each
+departure saves, who played: ``--labels`` refits on them at another ``--price`` or ``--margin``),
 ``improved.zip`` with its record (the model's observation options), ``improvement.json`` (the
 command, figures, wall time).  Interrupted (Ctrl-C, SIGTERM), it stops at once, keeps the labels of
 the days finished in ``labels.npz``, fits nothing and says so in ``improvement.json`` (``status``).
@@ -190,9 +190,9 @@ def main() -> int:
                         "than this (W·min; default 0)")
     parser.add_argument("--epochs", type=int, default=4, help="fitting epochs (default 4)")
     parser.add_argument("--learning-rate", type=float, default=3e-4)
-    parser.add_argument("--rollout", choices=("rule", "agent"), default="rule",
-                        help="who plays the days and the replays: the model's advice rule (default) or the model "
-                        "itself (the next step of policy iteration)")
+    parser.add_argument("--rollout", choices=("rule", "agent"),
+                        help="who plays the days and the replays: the model's advice rule (the default) or the model "
+                        "itself (the next step of policy iteration); with --labels, the labels' own")
     parser.add_argument("--labels", type=Path, help="the labels.npz of an earlier run: fit on them, replay nothing "
                         "(another --margin, --epochs)")
     parser.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1)")
@@ -221,7 +221,7 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.time()
     record: dict = {"command": sys.argv, "model": str(args.model), "rule": teacher, "rule_options": teacher_options,
-                    "rollout": args.rollout, "status": "running"}
+                    "rollout": args.rollout or "rule", "status": "running"}
     agent = str(args.model) if args.rollout == "agent" else None
 
     def save_record() -> None:
@@ -232,8 +232,12 @@ def main() -> int:
         try:
             with np.load(args.labels) as saved:
                 data = {k: saved[k] for k in ("obs", "actions", "saved", "returns", "running", "days")}
+                player = str(saved["rollout"]) if "rollout" in saved.files else "rule"   # (labels before --rollout)
         except (OSError, ValueError, KeyError) as exc:
             parser.error(f"--labels {args.labels}: not a labels.npz of this script ({exc})")
+        if args.rollout not in (None, player):
+            parser.error(f"--rollout {args.rollout}: the days of --labels {args.labels} were played by the {player}")
+        record["rollout"] = player
         if data["obs"].shape[1:] != model.observation_space.shape:
             parser.error(f"--labels {args.labels}: observations {data['obs'].shape[1:]}, but {args.model} was "
                          f"trained on {model.observation_space.shape}")
@@ -275,9 +279,10 @@ def main() -> int:
         return exit_status(stopped) if stopped else 1
     data = {k: np.concatenate([d[k] for d in done]) for k in ("obs", "actions", "saved", "returns", "running")}
     data["days"] = np.asarray([d["day"] for d in done])
+    data["rollout"] = np.asarray(record["rollout"])
     save_whole(args.out / "labels.npz", lambda part: np.savez_compressed(part.open("wb"), **data))
     # (the days as played without a change: by the rule, or by the agent with --rollout agent)
-    record[f"{args.rollout}_waste_w_min"], record[f"{args.rollout}_wait_min"] = np.mean(
+    record[f"{record['rollout']}_waste_w_min"], record[f"{record['rollout']}_wait_min"] = np.mean(
         [d["figures"] for d in done], axis=0).tolist()
     if stopped:
         save_record()
@@ -305,7 +310,7 @@ def fit(model, data: dict, args, env_kwargs: dict, record: dict, save_record) ->
     record.update({"status": "finished", "fit_accuracy": fitted["accuracy"]})
     save_record()
     print(f"rollout_improvement: {figures['departures_that_pay']} of {figures['replayed_decisions']} replayed "
-          f"decisions pay to leave {record['rule'] if args.rollout == 'rule' else 'the agent'}; fitted on {len(labels)} states "
+          f"decisions pay to leave {record['rule'] if record['rollout'] == 'rule' else 'the agent'}; fitted on {len(labels)} states "
           f"(accuracy {fitted['accuracy']:.3f}) -> "
           f"{args.out / 'improved.zip'}", file=sys.stderr, flush=True)
     return 0

@@ -106,6 +106,14 @@ def test_with_rollout_agent_the_agent_plays_and_labels_its_own_action_where_no_d
         # (the recorded actions are the agent's own, in the states it reached)
         assert [agent(obs) for obs in saved["obs"]] == saved["actions"].tolist()
     assert record["departures_that_pay"] == 0           # (under that margin: the agent's own action everywhere)
+    # a refit from these labels knows who played them, and refuses to be told otherwise
+    again = run("--model", MODEL, "-p", PLATFORM, "-w", TRAIN, "-o", tmp_path / "b", "--labels", out / "labels.npz",
+                "--price", 0, "--epochs", 1)
+    assert again.returncode == 0 and "to leave the agent" in again.stderr, again.stderr[-3000:]
+    assert json.loads((tmp_path / "b" / "improvement.json").read_text())["rollout"] == "agent"
+    wrong = run("--model", MODEL, "-p", PLATFORM, "-w", TRAIN, "-o", tmp_path / "c", "--labels", out / "labels.npz",
+                "--rollout", "rule")
+    assert wrong.returncode == 2 and "were played by the agent" in wrong.stderr and "Traceback" not in wrong.stderr
 
 
 def test_bad_inputs_are_named_in_one_line(tmp_path):
