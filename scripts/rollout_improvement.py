@@ -21,7 +21,7 @@ a departure that pays a lot, once, outweighs many that pay a little the other wa
 
 With ``--rollout agent`` the model itself (deterministic, with its record's options: its shield
 too) plays the days and the rest of each replay in the rule's place: the next step of policy
-iteration, asking where leaving the improved agent pays (about 3 x the replay time: a network
+iteration, asking where leaving the improved agent pays (about 4 x the replay time: a network
 inference at each decision).  Its own action is the label where no departure pays.
 
 Decisions in the last ``--tail`` minutes of a day are not drawn: energy after the day's end is not
@@ -82,23 +82,23 @@ class Replays:
                  agent: str | None = None):
         self.env = gym.make(settings.ENV, platform=platform, workloads=days, **env_kwargs).unwrapped
         if agent is None:
-            self.rule = baseline_maker(settings, teacher, teacher_options)
+            self.player = baseline_maker(settings, teacher, teacher_options)
         else:
-            player = load_agent(agent, "shutdown")
-            self.rule = lambda: player
+            saved = load_agent(agent, "shutdown")
+            self.player = lambda: saved
 
     def play(self, day: str, change: tuple[int, int] | None = None, record: bool = False):
-        """The day's energy waste and mean waiting time with the rule playing (its action at step
-        ``change[0]`` replaced by ``change[1]``); with ``record``, also its observations, actions,
-        rewards and the steps where a departure may matter (something queued, or the rule changing
-        its action)."""
+        """The day's energy waste and mean waiting time with the player (the rule, or the agent)
+        playing (its action at step ``change[0]`` replaced by ``change[1]``); with ``record``, also its
+        observations, actions, rewards and the steps where a departure may matter (something queued,
+        or the player changing its action)."""
         obs, _ = self.env.reset(seed=0, options={"workload": day})
-        rule = self.rule()
-        rule.bind(self.env.scheduler)
+        player = self.player()
+        player.bind(self.env.scheduler)
         seen, actions, rewards, open_steps = [], [], [], []
         step, done = 0, False
         while not done:
-            action = int(rule(obs))
+            action = int(player(obs))
             if record:
                 if len(self.env.scheduler.queue) or (actions and action != actions[-1]):
                     open_steps.append(step)
