@@ -109,8 +109,7 @@ class ShutdownScheduler(AgentMixin, QueuePolicy):
         return {"dt": 1.0, "day": 1440.0, "day_start": 0.0, "start_asleep": True, "cores_per_node": 12,
                 "history": 20, "queue_features": 10, "max_queue": 100.0, "max_user_jobs": 10.0, "tau": 0.5,
                 "idle_scale": 10.0, "release_features": True, "advice": None, "advice_options": {}, "shield_wait": None,
-                "workload": None,
-                "host_speed": 1e6, "policy": None,
+                "workload": None, "host_speed": 1e6, "policy": None,
                 **({"model": None, "deterministic": True} if "model" in cls.OPTIONS else {})}
 
     def __init__(self, options: Optional[Mapping[str, Any]] = None):
