@@ -9,7 +9,7 @@ with this folder on the path::
     PYTHONPATH=scripts batsched-py evaluate --env scheduling -p platforms/taurus_deepshutdown.xml \\
         -w ../shared/data/deepshutdown/lyon_*/workloads/test -o runs/oracles-scheduling -j 2 \\
         --dedupe-against ../shared/data/deepshutdown/lyon_*/workloads/train \\
-        --policies 'EASY,SAF,SAF-confidence=oracles:SafConfidence,SAF-runtime-order=oracles:SafRuntimeOrder,SAF-runtime=oracles:SafRuntime'
+        --policies 'EASY,SAF,SAF-confidence=oracles:SafConfidence,SAF-runtime-order=oracles:SafRuntimeOrder,SAF-runtime=oracles:SafRuntime,SAF-no-reservation=oracles:SafNoReservation,SAF-runtime-no-reservation=oracles:SafRuntimeNoReservation'
 
     PYTHONPATH=scripts batsched-py evaluate --env shutdown -p platforms/taurus_deepshutdown.xml \\
         -w ../shared/data/deepshutdown/lyon_*/workloads/test -o runs/oracles-shutdown -j 2 \\
@@ -64,6 +64,20 @@ class SafRuntime(SafRuntimeOrder):
 
     def ends_at(self, job: Any) -> float:
         return job.start_time + self.runtime(job)
+
+
+class SafNoReservation(Saf):
+    """SAF without the head's reservation: the smallest-area job that fits now starts, whatever it
+    delays (a list schedule).  No oracle: it asks whether a schedule outside EASY's family waits less."""
+
+    def act(self) -> int:
+        s = self.scheduler
+        fits = [i for i in range(min(len(s.queue), s.max_queue)) if s.fits(i)]
+        return min(fits, key=lambda i: self.order(s.queue[i])) + 1 if fits else 0
+
+
+class SafRuntimeNoReservation(SafNoReservation, SafRuntimeOrder):
+    """SAF without a reservation, ordered by the real area."""
 
 
 class OffReservationForesight(OffReservationOracle):

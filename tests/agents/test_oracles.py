@@ -43,8 +43,25 @@ def test_saf_by_real_area_starts_the_really_short_job_first(tmp_path):
     saf = played("Scheduling", SCHEDULING["SAF"](), day)["waiting_time"]
     real = played("Scheduling", oracles.SafRuntimeOrder(), day)["waiting_time"]
     full = played("Scheduling", oracles.SafRuntime(), day)["waiting_time"]
+    listed = played("Scheduling", oracles.SafRuntimeNoReservation(), day)["waiting_time"]
     # SAF: the second job waits 9 min, the third 49; by real area 39 and 9 (mean 19.3 against 15.3)
-    assert real < saf - 3 and full == pytest.approx(real)
+    assert real < saf - 3 and full == pytest.approx(real) and listed == pytest.approx(real)
+
+
+def test_saf_without_reservation_starts_the_job_the_head_waits_behind(tmp_path):
+    # half the platform busy until about minute 10; then the whole platform for 10 min (the smaller
+    # area, SAF's head) and half of it for 100 min, which fits at once
+    jobs = [(0, 84, 10, 10), (1, 168, 10, 10), (1, 84, 100, 100)]
+    doc = {"nb_res": 168, "jobs": [{"id": str(i), "subtime": t, "res": r, "walltime": w, "profile": f"p{i}"}
+                                   for i, (t, r, _, w) in enumerate(jobs)],
+           "profiles": {f"p{i}": {"type": "delay", "delay": d} for i, (_, _, d, _) in enumerate(jobs)}}
+    day = tmp_path / "day.json"
+    day.write_text(json.dumps(doc))
+    saf = played("Scheduling", SCHEDULING["SAF"](), day)["waiting_time"]
+    listed = played("Scheduling", oracles.SafNoReservation(), day)["waiting_time"]
+    # SAF keeps the long job back for its head (mean wait 11.0 min); without the reservation the long
+    # job starts at once and the head waits about 100 min behind it (mean 34.7)
+    assert listed > saf + 20
 
 
 def test_or_star_with_foresight_keeps_on_the_node_a_job_is_about_to_take(tmp_path):
