@@ -31,15 +31,20 @@ def played(kind, policy, day):
     return info
 
 
+def delay_day(path, jobs):
+    """A day on the 168-host platform of (subtime, hosts, runtime, walltime) delay jobs."""
+    doc = {"nb_res": 168, "jobs": [{"id": str(i), "subtime": t, "res": r, "walltime": w, "profile": f"p{i}"}
+                                   for i, (t, r, _, w) in enumerate(jobs)],
+           "profiles": {f"p{i}": {"type": "delay", "delay": d} for i, (_, _, d, _) in enumerate(jobs)}}
+    path.write_text(json.dumps(doc))
+    return path
+
+
 def test_saf_by_real_area_starts_the_really_short_job_first(tmp_path):
     # the platform busy until t=10; then two whole-platform jobs: the first asks 50 min and runs 40,
     # the second asks 100 min and runs 10 (by walltime SAF starts the first; by real area the second)
     jobs = [(0, 168, 10, 20), (1, 168, 40, 50), (1, 168, 10, 100)]
-    doc = {"nb_res": 168, "jobs": [{"id": str(i), "subtime": t, "res": r, "walltime": w, "profile": f"p{i}"}
-                                   for i, (t, r, _, w) in enumerate(jobs)],
-           "profiles": {f"p{i}": {"type": "delay", "delay": d} for i, (_, _, d, _) in enumerate(jobs)}}
-    day = tmp_path / "day.json"
-    day.write_text(json.dumps(doc))
+    day = delay_day(tmp_path / "day.json", jobs)
     saf = played("Scheduling", SCHEDULING["SAF"](), day)["waiting_time"]
     real = played("Scheduling", oracles.SafRuntimeOrder(), day)["waiting_time"]
     full = played("Scheduling", oracles.SafRuntime(), day)["waiting_time"]
@@ -52,11 +57,7 @@ def test_saf_without_reservation_starts_the_job_the_head_waits_behind(tmp_path):
     # half the platform busy until about minute 10; then the whole platform for 10 min (the smaller
     # area, SAF's head) and half of it for 100 min, which fits at once
     jobs = [(0, 84, 10, 10), (1, 168, 10, 10), (1, 84, 100, 100)]
-    doc = {"nb_res": 168, "jobs": [{"id": str(i), "subtime": t, "res": r, "walltime": w, "profile": f"p{i}"}
-                                   for i, (t, r, _, w) in enumerate(jobs)],
-           "profiles": {f"p{i}": {"type": "delay", "delay": d} for i, (_, _, d, _) in enumerate(jobs)}}
-    day = tmp_path / "day.json"
-    day.write_text(json.dumps(doc))
+    day = delay_day(tmp_path / "day.json", jobs)
     saf = played("Scheduling", SCHEDULING["SAF"](), day)["waiting_time"]
     listed = played("Scheduling", oracles.SafNoReservation(), day)["waiting_time"]
     # SAF keeps the long job back for its head (mean wait 11.0 min); without the reservation the long
