@@ -115,9 +115,10 @@ def evaluate_main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--env", required=True, choices=("shutdown", "scheduling"))
     ap.add_argument("--policies", required=True, help=(
         "comma-separated [LABEL=]NAME[:OPTIONS]: baselines T0,T1,T5,T10,OR*,QB (shutdown) or FF,EASY,SAF (scheduling), "
-        "a trained agent MODEL.zip, or module:callable; OPTIONS a JSON object: a baseline's arguments or an "
-        "agent's deterministic, e.g. 'OR*-0.25=OR*:{\"max_stretch\": 0.25}' or "
-        "'agent=models/deepshutdown-taurus.zip:{\"deterministic\": false}'"))
+        "a trained agent MODEL.zip, or module:callable; OPTIONS a JSON object: a baseline's arguments, or an "
+        "agent's deterministic and env (its own environment arguments, over its record and --env-args), e.g. "
+        "'OR*-0.25=OR*:{\"max_stretch\": 0.25}' or "
+        "'agent=models/deepshutdown-taurus.zip:{\"deterministic\": false, \"env\": {\"shield_wait\": 30}}'"))
     ap.add_argument("-p", "--platform", type=Path, required=True)
     ap.add_argument("-w", "--workloads", type=Path, nargs="+", required=True,
                     help="day files or folders, in order (e.g. train then test: the figures keep it)")
