@@ -72,8 +72,8 @@ class SafNoReservation(Saf):
 
     def act(self) -> int:
         s = self.scheduler
-        fits = [i for i in range(min(len(s.queue), s.max_queue)) if s.fits(i)]
-        return min(fits, key=lambda i: self.order(s.queue[i])) + 1 if fits else 0
+        fitting = s.fitting()
+        return min(fitting, key=lambda i: self.order(s.queue[i])) + 1 if fitting else 0
 
 
 class SafRuntimeNoReservation(SafNoReservation, SafRuntimeOrder):

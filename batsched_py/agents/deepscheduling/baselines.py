@@ -15,11 +15,8 @@ from ...policies.agent.base import Bound
 
 class FirstFit(Bound):
     def act(self) -> int:
-        s = self.scheduler
-        for i in range(min(len(s.queue), s.max_queue)):
-            if s.fits(i):
-                return i + 1
-        return 0
+        fitting = self.scheduler.fitting()
+        return fitting[0] + 1 if fitting else 0
 
 
 class Easy(Bound):

@@ -173,10 +173,10 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
         """Run as a scheduler, a policy that waits while nothing runs, nothing waits for hosts and a
         queued job fits would never end the simulation: the first job that fits starts instead."""
         action = super().policy_action()
-        if (not self.jobs.running and not self.pending and action_int(action, self.max_queue) == 0):
-            for i in range(min(len(self.queue), self.max_queue)):
-                if self.fits(i):
-                    return i + 1
+        if not self.jobs.running and not self.pending and action_int(action, self.max_queue) == 0:
+            fitting = self.fitting()
+            if fitting:
+                return fitting[0] + 1
         return action
 
     def fits(self, index: int) -> bool:
@@ -186,13 +186,16 @@ class SchedulingScheduler(AgentMixin, PowerMixin, AgentQueue):
     def free_hosts(self) -> int:
         return self.available_mask & ~self.platform.unavailable_mask
 
+    def fitting(self) -> list[int]:
+        """The queued jobs the agent sees (0-based, in queue order) that can start now."""
+        free = self.free_hosts().bit_count()
+        return [i for i, job in enumerate(self.queue[:self.max_queue]) if job.res <= free]
+
     def action_mask(self) -> np.ndarray:
         """Which actions start a job (action 0, waiting, always can)."""
         mask = np.zeros(self.max_queue + 1, bool)
         mask[0] = True
-        free = self.free_hosts().bit_count()
-        for i, job in enumerate(self.queue[:self.max_queue]):
-            mask[i + 1] = job.res <= free
+        mask[[i + 1 for i in self.fitting()]] = True
         return mask
 
     def apply(self, action: Any) -> None:
