@@ -29,6 +29,10 @@ counted, so waking nodes there only looks cheap (an artefact of the 1,440-minute
 
 The future a replay meets is the day's real one (one sample), so the labels are what hindsight
 says; the fit averages them over the states that look alike, which is what the agent can know.
+With ``--futures K`` each replayed decision also meets K other futures: the day's jobs submitted up
+to the decision (all the player has seen), then the jobs another training day of the same group
+(``1_``, ..., ``5_``, lyon_good) submits after it.  The player decides exactly as on the real day up
+to that step (asserted); the label is the mean over the K + 1 futures (about 1 + 1.5 K x the replays).
 
 Outputs in ``-o``: ``labels.npz`` (observations, the player's action, the waste and the wait each
 departure saves, who played: ``--labels`` refits on them at another ``--price`` or ``--margin``),
@@ -48,9 +52,13 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import shutil
 import signal
 import sys
+import tempfile
 import time
+import warnings
+import weakref
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,6 +82,21 @@ from batsched_py.envs.core import workload_files  # noqa: E402
 from batsched_py.interrupts import exit_status, interruption, run_command, signals_interrupt  # noqa: E402
 
 
+def spliced(day: dict, other: dict, t: int) -> dict:
+    """The workload ``day`` up to minute ``t`` (its jobs submitted by then: those the decision at step
+    ``t`` has seen), then ``other``'s jobs submitted after it (ids and profiles renamed ``f:...``)."""
+    jobs = [job for job in day["jobs"] if job["subtime"] <= t]
+    later = [dict(job, id=f"f:{job['id']}", profile=f"f:{job['profile']}") for job in other["jobs"] if job["subtime"] > t]
+    profiles = dict(day["profiles"])
+    profiles.update({f"f:{name}": profile for name, profile in other["profiles"].items()})
+    return dict(day, jobs=jobs + later, profiles=profiles, nb_jobs=len(jobs) + len(later), nb_profiles=len(profiles))
+
+
+def group(day: str) -> str:
+    """A DeepShutdown day's group: its name up to ``train`` (``1_`` ... ``5_``; lyon_good's: none)."""
+    return Path(day).name.split("train")[0]
+
+
 class Replays:
     """One worker's days: the rule (or, with ``agent``, that saved agent) plays a day, then replays it
     with one decision changed."""
@@ -86,6 +109,27 @@ class Replays:
         else:
             saved = load_agent(agent, "shutdown")
             self.player = lambda: saved
+        self._futures = 0
+        self._folder: Path | None = None
+
+    def future(self, day: str, other: str, t: int) -> str:
+        """A file holding ``spliced(day, other, t)``; each under a name of its own (the environment
+        keeps its time-shifted copy of a day by name)."""
+        if self._folder is None:
+            self._folder = Path(tempfile.mkdtemp(prefix="rollout-futures-"))
+            weakref.finalize(self, shutil.rmtree, self._folder, True)
+        self._futures += 1
+        path = self._folder / f"{Path(day).stem}@{t}+{Path(other).stem}#{self._futures}.json"
+        path.write_text(json.dumps(spliced(json.loads(Path(day).read_text()), json.loads(Path(other).read_text()), t)))
+        return str(path)
+
+    def saved_by(self, day: str, t: int, actions: list[int], others: list[int]) -> np.ndarray:
+        """What each of ``others`` in place of the player's action at step ``t`` saves (waste, wait: the
+        day's less the replay's) on ``day``; the player must play ``actions`` up to ``t`` there."""
+        base, _, played, _, _ = self.play(day, record=True)
+        if played[:t + 1] != actions[:t + 1]:
+            raise AssertionError(f"{day}: the player's decisions before step {t} depend on the future")
+        return np.stack([base - self.play(day, change=(t, other)) for other in others])
 
     def play(self, day: str, change: tuple[int, int] | None = None, record: bool = False):
         """The day's energy waste and mean waiting time with the player (the rule, or the agent)
@@ -127,11 +171,12 @@ def _start(*args) -> None:
     _worker = Replays(*args)
 
 
-def label_day(task: tuple[str, int, int, int, int]) -> dict:
+def label_day(task: tuple[str, int, int, int, int, list[str], int]) -> dict:
     """A day's labelled states: ``points`` open decisions (none in the last ``tail`` steps), each with
     the waste and the mean wait that keeping one node more off, and one fewer, saves (the rule's day
-    less the replay's; NaN: outside the action space), then ``keep`` of the rule's own states (NaN)."""
-    day, points, keep, tail, seed = task
+    less the replay's, averaged with those of ``futures`` other futures, their days drawn from ``pool``;
+    NaN: outside the action space), then ``keep`` of the rule's own states (NaN)."""
+    day, points, keep, tail, seed, pool, futures = task
     assert _worker is not None
     rng = np.random.default_rng(seed)
     base, seen, actions, rewards, open_steps = _worker.play(day, record=True)
@@ -140,14 +185,21 @@ def label_day(task: tuple[str, int, int, int, int]) -> dict:
     drawn = sorted(rng.choice(open_steps, min(points, len(open_steps)), replace=False).tolist()) if open_steps else []
     kept = sorted(rng.choice(len(actions), min(keep, len(actions)), replace=False).tolist())
     steps = drawn + kept
-    saved = np.full((len(steps), 2, 2), np.nan)
+    # (each future's: the day's own first)
+    by_future = np.full((len(steps), 1 + futures, 2, 2), np.nan)
     for i, t in enumerate(drawn):
-        for j, other in enumerate((actions[t] + 1, actions[t] - 1)):
-            if 0 <= other <= top:
-                saved[i, j] = base - _worker.play(day, change=(t, other))
+        others = [(j, other) for j, other in enumerate((actions[t] + 1, actions[t] - 1)) if 0 <= other <= top]
+        where = [j for j, _ in others]
+        by_future[i, 0, where] = [base - _worker.play(day, change=(t, other)) for _, other in others]
+        for k, other_day in enumerate(rng.choice(pool, futures, replace=False) if futures else [], 1):
+            by_future[i, k, where] = _worker.saved_by(_worker.future(day, str(other_day), t), t, actions,
+                                                      [a for _, a in others])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)     # (rows not replayed: all NaN, mean NaN)
+        saved = np.nanmean(by_future, axis=1)
     returns = np.asarray(discounted(rewards, settings.HYPERPARAMETERS["gamma"]))
     return {"day": Path(day).name, "figures": base, "obs": np.stack([seen[t] for t in steps]),
-            "actions": np.asarray([actions[t] for t in steps], np.int64), "saved": saved,
+            "actions": np.asarray([actions[t] for t in steps], np.int64), "saved": saved, "by_future": by_future,
             "returns": returns[steps].astype(np.float32), "running": np.cumsum(rewards)[steps]}
 
 
@@ -170,6 +222,22 @@ def labelled(actions: np.ndarray, gains: np.ndarray, margin: float) -> tuple[np.
     figures = {"labelled_states": int(len(actions)), "replayed_decisions": int(replayed.sum()),
                "departures_that_pay": int(pays.sum()), "median_gain_w_min": scale}
     return labels, 1.0 + size / scale, figures
+
+
+def own_future(by_future: np.ndarray, price: float, margin: float) -> dict:
+    """How much the labels rest on each day's own future: among the departures replayed in other
+    futures too and worth something in one of them, the share that pays (gains more than ``margin``)
+    on the day's own future exactly where it pays on the mean of the others."""
+    gains = by_future[..., 0] + price * by_future[..., 1]         # (state, future, departure)
+    if gains.shape[1] < 2:
+        return {}
+    own = gains[:, 0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)     # (rows not replayed: all NaN)
+        others = np.nanmean(gains[:, 1:], axis=1)
+    worth = ~np.isnan(own) & np.any(gains != 0, axis=1)
+    return {"departures_worth_something": int(worth.sum()),
+            "own_future_agrees": float(np.mean((own > margin)[worth] == (others > margin)[worth])) if worth.any() else None}
 
 
 def main() -> int:
@@ -195,14 +263,16 @@ def main() -> int:
                         "itself (the next step of policy iteration); with --labels, the labels' own")
     parser.add_argument("--labels", type=Path, help="the labels.npz of an earlier run: fit on them, replay nothing "
                         "(another --margin, --epochs)")
+    parser.add_argument("--futures", type=int, default=0, help="other futures each replayed decision meets: the "
+                        "rest of other training days of its group (default 0: the day's own only)")
     parser.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     for name in ("days", "points", "epochs", "jobs"):
         if getattr(args, name) < 1:
             parser.error(f"--{name}: {getattr(args, name)} is not a positive number")
-    if args.keep < 0 or args.tail < 0 or args.price < 0 or args.margin < 0:
-        parser.error("--keep, --tail, --price and --margin are at least 0")
+    if args.keep < 0 or args.tail < 0 or args.price < 0 or args.margin < 0 or args.futures < 0:
+        parser.error("--keep, --tail, --price, --margin and --futures are at least 0")
     torch.set_num_threads(1)
     try:
         env_kwargs = trained_with(str(args.model), settings.TRAINED_OPTIONS)
@@ -221,7 +291,7 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.time()
     record: dict = {"command": sys.argv, "model": str(args.model), "rule": teacher, "rule_options": teacher_options,
-                    "rollout": args.rollout or "rule", "status": "running"}
+                    "rollout": args.rollout or "rule", "futures": args.futures, "status": "running"}
     agent = str(args.model) if args.rollout == "agent" else None
 
     def save_record() -> None:
@@ -233,11 +303,14 @@ def main() -> int:
             with np.load(args.labels) as saved:
                 data = {k: saved[k] for k in ("obs", "actions", "saved", "returns", "running", "days")}
                 player = str(saved["rollout"]) if "rollout" in saved.files else "rule"   # (labels before --rollout)
+                futures = int(saved["futures"]) if "futures" in saved.files else 0     # (and before --futures)
+                if "by_future" in saved.files:
+                    data["by_future"] = saved["by_future"]
         except (OSError, ValueError, KeyError) as exc:
             parser.error(f"--labels {args.labels}: not a labels.npz of this script ({exc})")
         if args.rollout not in (None, player):
             parser.error(f"--rollout {args.rollout}: the days of --labels {args.labels} were played by the {player}")
-        record["rollout"] = player
+        record.update(rollout=player, futures=futures)
         if data["obs"].shape[1:] != model.observation_space.shape:
             parser.error(f"--labels {args.labels}: observations {data['obs'].shape[1:]}, but {args.model} was "
                          f"trained on {model.observation_space.shape}")
@@ -255,7 +328,12 @@ def main() -> int:
         parser.error(f"{args.model} was trained on observations {model.observation_space.shape}; the environment "
                      f"gives {shape}")
     done: list[dict] = []
-    tasks = [(d, args.points, args.keep, args.tail, args.seed * 100_000 + i) for i, d in enumerate(days)]
+    groups = {g: [d for d in pool if group(d) == g] for g in {group(d) for d in days}}
+    for d in days:
+        if len(groups[group(d)]) <= args.futures:
+            parser.error(f"--futures {args.futures}: -w holds {len(groups[group(d)]) - 1} other days of {d}'s group")
+    tasks = [(d, args.points, args.keep, args.tail, args.seed * 100_000 + i, [o for o in groups[group(d)] if o != d],
+              args.futures) for i, d in enumerate(days)]
     workers = multiprocessing.get_context("fork").Pool(
         args.jobs, _start, (str(args.platform), days, env_kwargs, teacher, teacher_options, agent))
     stopped = None
@@ -277,9 +355,10 @@ def main() -> int:
         record["status"] = record["status"] if stopped else "no day labelled"
         save_record()
         return exit_status(stopped) if stopped else 1
-    data = {k: np.concatenate([d[k] for d in done]) for k in ("obs", "actions", "saved", "returns", "running")}
+    data = {k: np.concatenate([d[k] for d in done]) for k in ("obs", "actions", "saved", "by_future", "returns", "running")}
     data["days"] = np.asarray([d["day"] for d in done])
     data["rollout"] = np.asarray(record["rollout"])
+    data["futures"] = np.asarray(args.futures)
     save_whole(args.out / "labels.npz", lambda part: np.savez_compressed(part.open("wb"), **data))
     # (the days as played without a change: by the rule, or by the agent with --rollout agent)
     record[f"{record['rollout']}_waste_w_min"], record[f"{record['rollout']}_wait_min"] = np.mean(
@@ -296,6 +375,8 @@ def fit(model, data: dict, args, env_kwargs: dict, record: dict, save_record) ->
     gains = data["saved"][..., 0] + args.price * data["saved"][..., 1]
     labels, weights, figures = labelled(data["actions"], gains, args.margin)
     record.update(figures, price_w_min_per_min=args.price, margin_w_min=args.margin)
+    if "by_future" in data:
+        record.update(own_future(data["by_future"], args.price, args.margin))
     obs, returns, running = data["obs"], data["returns"], data["running"]
     # cost-sensitive: each labelled state drawn in proportion to its weight
     picks = np.random.default_rng(args.seed).choice(len(labels), len(labels), p=weights / weights.sum())

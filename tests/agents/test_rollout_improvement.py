@@ -68,6 +68,57 @@ def test_a_replay_with_the_players_own_action_costs_what_the_day_cost_and_a_chan
     assert any(not np.array_equal(m, figures) for m in moved)
 
 
+def test_another_future_keeps_the_days_present_and_takes_the_rest_of_another_day():
+    spliced = script_module().spliced
+    day = {"nb_res": 158, "jobs": [{"id": "1", "subtime": 5, "profile": "a"}, {"id": "2", "subtime": 9, "profile": "b"}],
+           "profiles": {"a": {"cpu": 1}, "b": {"cpu": 2}}}
+    other = {"nb_res": 158, "jobs": [{"id": "1", "subtime": 9, "profile": "a"}, {"id": "2", "subtime": 10, "profile": "a"}],
+             "profiles": {"a": {"cpu": 7}}}
+    doc = spliced(day, other, 9)
+    # (the decision at minute 9 has seen both of the day's jobs; the other day's job at 9 is not in this future)
+    assert doc["jobs"] == [{"id": "1", "subtime": 5, "profile": "a"}, {"id": "2", "subtime": 9, "profile": "b"},
+                           {"id": "f:2", "subtime": 10, "profile": "f:a"}]
+    assert doc["profiles"] == {"a": {"cpu": 1}, "b": {"cpu": 2}, "f:a": {"cpu": 7}}
+    assert doc["nb_jobs"] == 3 and doc["nb_profiles"] == 3 and doc["nb_res"] == 158
+    assert spliced(day, other, 4)["jobs"] == [{"id": "f:1", "subtime": 9, "profile": "f:a"},
+                                              {"id": "f:2", "subtime": 10, "profile": "f:a"}]
+
+
+def test_in_another_future_the_rule_decides_as_on_the_day_up_to_the_replayed_step():
+    module = script_module()
+    day, other = (str(d) for d in sorted(TRAIN.glob("*.json"))[:2])
+    env_kwargs = trained_with(str(MODEL), settings.TRAINED_OPTIONS)
+    replays = module.Replays(str(PLATFORM), [day], env_kwargs, env_kwargs["advice"], env_kwargs["advice_options"])
+    figures, _, actions, _, open_steps = replays.play(day, record=True)
+    t = open_steps[len(open_steps) // 2]
+    future = replays.future(day, other, t)
+    saved = replays.saved_by(future, t, actions, [actions[t] + 1, actions[t] - 1])
+    assert saved.shape == (2, 2) and np.all(np.isfinite(saved))
+    assert not np.array_equal(replays.play(future), figures)          # (another future: another day)
+    # the check is live: the other day itself is not this day's future
+    with pytest.raises(AssertionError, match="depend on the future"):
+        replays.saved_by(other, t, actions, [actions[t] + 1])
+
+
+def test_how_much_a_label_rests_on_its_own_future():
+    own_future = script_module().own_future
+    nan = np.nan
+    # (state, future: the day's own first, departure: one more off / one fewer, (waste, wait) saved)
+    by_future = np.array([
+        [[[900, 0], [nan, nan]], [[500, 0], [nan, nan]], [[300, 0], [nan, nan]]],     # pays in every future
+        [[[900, 0], [nan, nan]], [[-500, 0], [nan, nan]], [[-100, 0], [nan, nan]]],   # pays on its own only
+        [[[0, 0], [0, 0]], [[0, 0], [0, 0]], [[0, 0], [0, 0]]],                       # worth nothing anywhere
+        [[[0, 1], [0, 0]], [[0, 1], [0, -1]], [[0, 0], [0, 0]]],                      # a minute of wait
+        [[[nan, nan], [nan, nan]]] * 3])                                              # not replayed
+    assert own_future(by_future, price=0.0, margin=0.0) == {"departures_worth_something": 2,
+                                                            "own_future_agrees": pytest.approx(1 / 2)}
+    # priced, the wait counts: the fourth state's first departure pays on its own future and on the others'
+    # mean, its second pays in none (but costs a minute in one)
+    assert own_future(by_future, price=1000.0, margin=0.0) == {"departures_worth_something": 4,
+                                                               "own_future_agrees": pytest.approx(3 / 4)}
+    assert own_future(by_future[:, :1], price=0.0, margin=0.0) == {}        # (one future: nothing to compare)
+
+
 def test_it_labels_days_fits_the_agent_and_refits_from_its_labels(tmp_path):
     out = tmp_path / "a"
     done = run("--model", MODEL, "-p", PLATFORM, "-w", TRAIN, "-o", out, "--days", 2, "--points", 3, "--keep", 5,
@@ -91,6 +142,28 @@ def test_it_labels_days_fits_the_agent_and_refits_from_its_labels(tmp_path):
     refit = json.loads((tmp_path / "b" / "improvement.json").read_text())
     assert refit["departures_that_pay"] == 0 and refit["labelled_states"] == record["labelled_states"]
     assert refit["price_w_min_per_min"] == 0 and refit["labels"] == str(out / "labels.npz")
+    assert record["futures"] == refit["futures"] == 0
+
+
+def test_with_futures_each_label_is_the_mean_over_other_days_of_the_group(tmp_path):
+    out = tmp_path / "a"
+    done = run("--model", MODEL, "-p", PLATFORM, "-w", TRAIN, "-o", out, "--days", 1, "--points", 2, "--keep", 2,
+               "--tail", 30, "--epochs", 1, "--futures", 2)
+    assert done.returncode == 0, done.stderr[-3000:]
+    record = json.loads((out / "improvement.json").read_text())
+    assert record["status"] == "finished" and record["futures"] == 2 and record["replayed_decisions"] == 2
+    with np.load(out / "labels.npz") as saved:
+        assert int(saved["futures"]) == 2 and saved["saved"].shape == (4, 2, 2)
+        by_future = saved["by_future"]
+        assert by_future.shape == (4, 3, 2, 2)
+        np.testing.assert_allclose(np.nanmean(by_future[:2], axis=1), saved["saved"][:2], equal_nan=True)
+    assert record["departures_worth_something"] <= 4 and "own_future_agrees" in record
+    again = run("--model", MODEL, "-p", PLATFORM, "-w", TRAIN, "-o", tmp_path / "b", "--labels", out / "labels.npz",
+                "--epochs", 1)
+    assert again.returncode == 0 and json.loads((tmp_path / "b" / "improvement.json").read_text())["futures"] == 2
+    # (TRAIN holds three days of one group: two other futures at most)
+    done = run("--model", MODEL, "-p", PLATFORM, "-w", TRAIN, "-o", tmp_path / "c", "--days", 1, "--futures", 3)
+    assert done.returncode == 2 and "--futures 3: -w holds 2 other days" in done.stderr, done.stderr[-2000:]
 
 
 def test_with_rollout_agent_the_agent_plays_and_labels_its_own_action_where_no_departure_pays(tmp_path):
