@@ -35,6 +35,13 @@ def run(*args):
                           timeout=600)
 
 
+def finished(out, *args) -> dict:
+    """Run the script with ``-o out`` and ``args``; it must succeed: its improvement.json."""
+    done = run("--model", MODEL, "-p", PLATFORM, "-w", TRAIN, "-o", out, *args)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads((out / "improvement.json").read_text())
+
+
 def test_a_departure_is_labelled_where_it_pays_and_weighted_by_its_gain():
     labelled = script_module().labelled
     nan = np.nan
@@ -121,10 +128,7 @@ def test_how_much_a_label_rests_on_its_own_future():
 
 def test_it_labels_days_fits_the_agent_and_refits_from_its_labels(tmp_path):
     out = tmp_path / "a"
-    done = run("--model", MODEL, "-p", PLATFORM, "-w", TRAIN, "-o", out, "--days", 2, "--points", 3, "--keep", 5,
-               "--tail", 30, "--epochs", 1, "-j", 2)
-    assert done.returncode == 0, done.stderr[-3000:]
-    record = json.loads((out / "improvement.json").read_text())
+    record = finished(out, "--days", 2, "--points", 3, "--keep", 5, "--tail", 30, "--epochs", 1, "-j", 2)
     assert record["status"] == "finished" and record["rule"] == "QB" and record["days"] == 2
     assert record["rule_waste_w_min"] > 0 and record["price_w_min_per_min"] == 3500
     assert record["labelled_states"] == record["replayed_decisions"] + 2 * 5 and record["replayed_decisions"] <= 6
@@ -136,10 +140,7 @@ def test_it_labels_days_fits_the_agent_and_refits_from_its_labels(tmp_path):
     assert agent.model.observation_space.shape == (20, 104)
     # its record carries the advice it sees, so that evaluate and the schedulers give it that
     assert trained_with(str(out / "improved.zip"), settings.TRAINED_OPTIONS)["advice"] == "QB"
-    again = run("--model", MODEL, "-p", PLATFORM, "-w", TRAIN, "-o", tmp_path / "b", "--labels", out / "labels.npz",
-                "--margin", 1e12, "--price", 0, "--epochs", 1)
-    assert again.returncode == 0, again.stderr[-3000:]
-    refit = json.loads((tmp_path / "b" / "improvement.json").read_text())
+    refit = finished(tmp_path / "b", "--labels", out / "labels.npz", "--margin", 1e12, "--price", 0, "--epochs", 1)
     assert refit["departures_that_pay"] == 0 and refit["labelled_states"] == record["labelled_states"]
     assert refit["price_w_min_per_min"] == 0 and refit["labels"] == str(out / "labels.npz")
     assert record["futures"] == refit["futures"] == 0
@@ -147,10 +148,7 @@ def test_it_labels_days_fits_the_agent_and_refits_from_its_labels(tmp_path):
 
 def test_with_futures_each_label_is_the_mean_over_other_days_of_the_group(tmp_path):
     out = tmp_path / "a"
-    done = run("--model", MODEL, "-p", PLATFORM, "-w", TRAIN, "-o", out, "--days", 1, "--points", 2, "--keep", 2,
-               "--tail", 30, "--epochs", 1, "--futures", 2)
-    assert done.returncode == 0, done.stderr[-3000:]
-    record = json.loads((out / "improvement.json").read_text())
+    record = finished(out, "--days", 1, "--points", 2, "--keep", 2, "--tail", 30, "--epochs", 1, "--futures", 2)
     assert record["status"] == "finished" and record["futures"] == 2 and record["replayed_decisions"] == 2
     with np.load(out / "labels.npz") as saved:
         assert int(saved["futures"]) == 2 and saved["saved"].shape == (4, 2, 2)
@@ -158,9 +156,7 @@ def test_with_futures_each_label_is_the_mean_over_other_days_of_the_group(tmp_pa
         assert by_future.shape == (4, 3, 2, 2)
         np.testing.assert_allclose(np.nanmean(by_future[:2], axis=1), saved["saved"][:2], equal_nan=True)
     assert record["departures_worth_something"] <= 4 and "own_future_agrees" in record
-    again = run("--model", MODEL, "-p", PLATFORM, "-w", TRAIN, "-o", tmp_path / "b", "--labels", out / "labels.npz",
-                "--epochs", 1)
-    assert again.returncode == 0 and json.loads((tmp_path / "b" / "improvement.json").read_text())["futures"] == 2
+    assert finished(tmp_path / "b", "--labels", out / "labels.npz", "--epochs", 1)["futures"] == 2
     # (TRAIN holds three days of one group: two other futures at most)
     done = run("--model", MODEL, "-p", PLATFORM, "-w", TRAIN, "-o", tmp_path / "c", "--days", 1, "--futures", 3)
     assert done.returncode == 2 and "--futures 3: -w holds 2 other days" in done.stderr, done.stderr[-2000:]
