@@ -57,7 +57,6 @@ import signal
 import sys
 import tempfile
 import time
-import warnings
 import weakref
 from pathlib import Path
 
@@ -194,9 +193,7 @@ def label_day(task: tuple[str, int, int, int, int, list[str], int]) -> dict:
         for k, other_day in enumerate(rng.choice(pool, futures, replace=False) if futures else [], 1):
             by_future[i, k, where] = _worker.saved_by(_worker.future(day, str(other_day), t), t, actions,
                                                       [a for _, a in others])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)     # (rows not replayed: all NaN, mean NaN)
-        saved = np.nanmean(by_future, axis=1)
+    saved = by_future.mean(axis=1)      # (a departure is replayed in every future or in none: NaN)
     returns = np.asarray(discounted(rewards, settings.HYPERPARAMETERS["gamma"]))
     return {"day": Path(day).name, "figures": base, "obs": np.stack([seen[t] for t in steps]),
             "actions": np.asarray([actions[t] for t in steps], np.int64), "saved": saved, "by_future": by_future,
@@ -231,10 +228,7 @@ def own_future(by_future: np.ndarray, price: float, margin: float) -> dict:
     gains = by_future[..., 0] + price * by_future[..., 1]         # (state, future, departure)
     if gains.shape[1] < 2:
         return {}
-    own = gains[:, 0]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)     # (rows not replayed: all NaN)
-        others = np.nanmean(gains[:, 1:], axis=1)
+    own, others = gains[:, 0], gains[:, 1:].mean(axis=1)
     worth = ~np.isnan(own) & np.any(gains != 0, axis=1)
     return {"departures_worth_something": int(worth.sum()),
             "own_future_agrees": float(np.mean((own > margin)[worth] == (others > margin)[worth])) if worth.any() else None}
