@@ -201,6 +201,8 @@ def test_bad_inputs_are_named_in_one_line(tmp_path):
     assert done.returncode == 2 and "observations (20, 7)" in done.stderr and "Traceback" not in done.stderr
     done = run("--model", MODEL, "-p", PLATFORM, "-w", TRAIN, "-o", tmp_path / "o", "--points", 0)
     assert done.returncode == 2 and "--points: 0" in done.stderr
+    done = run("--model", MODEL, "-p", PLATFORM, "-w", TRAIN, "-o", tmp_path / "o", "--futures", -1)
+    assert done.returncode == 2 and "--futures are at least 0" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_stopped_by_a_signal_it_keeps_the_days_finished_and_fits_nothing(tmp_path):
